@@ -1,0 +1,291 @@
+// Package mcpclient talks to MCP servers over Streamable HTTP on top of the
+// official go-sdk, with the SDK's automatic multi round-trip handling turned
+// off: an input_required result comes back to the caller as a Round, with its
+// inputRequests and requestState exactly as the server sent them.
+package mcpclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Protocol revisions this client knows by name.
+const (
+	ProtocolStateless = "2026-07-28"
+	ProtocolHandshake = "2025-11-25"
+)
+
+// Methods that may answer input_required.
+const (
+	MethodCallTool     = "tools/call"
+	MethodGetPrompt    = "prompts/get"
+	MethodReadResource = "resources/read"
+)
+
+// Options configures a Client. Zero values take the documented defaults.
+type Options struct {
+	// HTTPClient is shared by every request, so connections are reused.
+	HTTPClient *http.Client
+	// Name and Version identify this client to servers.
+	Name, Version string
+	// MaxRequestState caps a requestState's size in bytes; default 4 MiB.
+	MaxRequestState int
+	// MaxResponse caps a response body in bytes; default 16 MiB.
+	MaxResponse int64
+	// ShedRetries bounds the retries of an input_required result that asks
+	// nothing (load shedding); default 3.
+	ShedRetries int
+	// ShedBackoff is the first wait before such a retry; it doubles each time.
+	// Default 100ms.
+	ShedBackoff time.Duration
+	// DiscoveryTTL is how long a server's negotiated version is remembered;
+	// default 10 minutes.
+	DiscoveryTTL time.Duration
+}
+
+// Server is where requests go and what we tell it we can answer.
+type Server struct {
+	URL string
+	// Header is added to every request, for credentials.
+	Header http.Header
+	// Protocol pins a revision; empty prefers 2026-07-28 and negotiates down.
+	Protocol     string
+	Capabilities Capabilities
+}
+
+// Capabilities says which kinds of input request the client serves. Only
+// these are declared to the server, and a round asking for anything else
+// fails with an UndeclaredError.
+type Capabilities struct {
+	FormElicitation bool
+	URLElicitation  bool
+	Sampling        bool
+	Roots           bool
+}
+
+// Client sends MCP requests. It is safe for concurrent use.
+type Client struct {
+	http        *http.Client
+	impl        mcp.Implementation
+	maxState    int
+	shedRetries int
+	shedBackoff time.Duration
+	ttl         time.Duration
+
+	mu        sync.Mutex
+	discovery map[string]discovered // by server URL and pinned protocol
+}
+
+type discovered struct {
+	version string
+	until   time.Time
+}
+
+// New returns a Client.
+func New(opts Options) *Client {
+	base := opts.HTTPClient
+	if base == nil {
+		base = &http.Client{Timeout: 60 * time.Second}
+	}
+	maxResponse := opts.MaxResponse
+	if maxResponse <= 0 {
+		maxResponse = 16 << 20
+	}
+	c := &Client{
+		impl:        mcp.Implementation{Name: cmpOr(opts.Name, "rounds"), Version: cmpOr(opts.Version, "dev")},
+		maxState:    opts.MaxRequestState,
+		shedRetries: opts.ShedRetries,
+		shedBackoff: opts.ShedBackoff,
+		ttl:         opts.DiscoveryTTL,
+		discovery:   map[string]discovered{},
+	}
+	if c.maxState <= 0 {
+		c.maxState = 4 << 20
+	}
+	if c.shedRetries <= 0 {
+		c.shedRetries = 3
+	}
+	if c.shedBackoff <= 0 {
+		c.shedBackoff = 100 * time.Millisecond
+	}
+	if c.ttl <= 0 {
+		c.ttl = 10 * time.Minute
+	}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c.http = &http.Client{
+		Timeout:   base.Timeout,
+		Jar:       base.Jar,
+		Transport: &limitTransport{base: rt, max: maxResponse},
+	}
+	return c
+}
+
+// MaxRequestState is the largest requestState, in bytes, this client keeps.
+func (c *Client) MaxRequestState() int { return c.maxState }
+
+// httpFor returns an HTTP client that adds the server's headers.
+func (c *Client) httpFor(srv Server) *http.Client {
+	if len(srv.Header) == 0 {
+		return c.http
+	}
+	return &http.Client{
+		Timeout:   c.http.Timeout,
+		Transport: &headerTransport{base: c.http.Transport, header: srv.Header},
+	}
+}
+
+// newRequestID returns a JSON-RPC id no other request of ours shares, in
+// this process or any other: a fresh go-sdk session numbers its requests
+// from 1, so a retry sent after a restart would otherwise reuse the id of
+// the request it retries.
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "rounds-" + hex.EncodeToString(b[:])
+}
+
+// ServerError is a JSON-RPC error answered by the server.
+type ServerError struct {
+	Code    int64
+	Message string
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("the server answered with error %d: %s", e.Code, e.Message)
+}
+
+// UnreachableError means the request may not have reached the server, or
+// its answer did not reach us: the server is down, slow or misbehaving.
+type UnreachableError struct{ Err error }
+
+func (e *UnreachableError) Error() string { return "cannot reach the server: " + e.Err.Error() }
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// ErrResponseTooLarge is returned when a response exceeds Options.MaxResponse.
+var ErrResponseTooLarge = errors.New("the server's response is larger than this client accepts")
+
+// limitTransport refuses response bodies above max bytes, so a hostile
+// server cannot exhaust memory.
+type limitTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limitedBody{rc: resp.Body, left: t.max}
+	return resp, nil
+}
+
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// Find out whether there is more before calling it an error.
+		var one [1]byte
+		if n, _ := b.rc.Read(one[:]); n > 0 {
+			return 0, ErrResponseTooLarge
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, vs := range t.header {
+		req.Header.Del(k)
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	return t.base.RoundTrip(req)
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// capabilitiesJSON is the clientCapabilities object declared to the server.
+func (caps Capabilities) json() map[string]any {
+	out := map[string]any{}
+	if caps.FormElicitation || caps.URLElicitation {
+		el := map[string]any{}
+		if caps.FormElicitation {
+			el["form"] = map[string]any{}
+		}
+		if caps.URLElicitation {
+			el["url"] = map[string]any{}
+		}
+		out["elicitation"] = el
+	}
+	if caps.Sampling {
+		out["sampling"] = map[string]any{}
+	}
+	if caps.Roots {
+		out["roots"] = map[string]any{}
+	}
+	return out
+}
+
+func (caps Capabilities) sdk() *mcp.ClientCapabilities {
+	out := &mcp.ClientCapabilities{}
+	if caps.FormElicitation || caps.URLElicitation {
+		out.Elicitation = &mcp.ElicitationCapabilities{}
+		if caps.FormElicitation {
+			out.Elicitation.Form = &mcp.FormElicitationCapabilities{}
+		}
+		if caps.URLElicitation {
+			out.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+		}
+	}
+	if caps.Sampling {
+		out.Sampling = &mcp.SamplingCapabilities{}
+	}
+	if caps.Roots {
+		out.RootsV2 = &mcp.RootCapabilities{}
+	}
+	return out
+}
+
+// ctxDone reports a context error, preferring it over a transport error
+// caused by it.
+func ctxDone(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}

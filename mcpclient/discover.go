@@ -1,0 +1,189 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Discovery is what a server says about itself.
+type Discovery struct {
+	Protocol     string
+	ServerName   string
+	Version      string
+	Instructions string
+	Capabilities json.RawMessage
+}
+
+// connect opens a go-sdk session: server/discover first, falling back to the
+// initialize handshake for older servers. Handshake-era sessions declare no
+// capabilities, since a question asked mid-call could not be answered.
+func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, error) {
+	caps := srv.Capabilities.sdk()
+	if srv.Protocol != "" && srv.Protocol < ProtocolStateless {
+		caps = &mcp.ClientCapabilities{}
+	}
+	impl := c.impl
+	client := mcp.NewClient(&impl, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		Capabilities:   caps,
+	})
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:             srv.URL,
+		HTTPClient:           c.httpFor(srv),
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+	}
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
+	if err != nil {
+		return nil, wrapSDK(ctx, err)
+	}
+	return cs, nil
+}
+
+// Discover asks the server who it is and which revision it speaks, and
+// remembers the revision for later requests.
+func (c *Client) Discover(ctx context.Context, srv Server) (*Discovery, error) {
+	cs, err := c.connect(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	res := cs.InitializeResult()
+	d := &Discovery{Protocol: res.ProtocolVersion, Instructions: res.Instructions}
+	if res.ServerInfo != nil {
+		d.ServerName, d.Version = res.ServerInfo.Name, res.ServerInfo.Version
+	}
+	if res.Capabilities != nil {
+		d.Capabilities, _ = json.Marshal(res.Capabilities)
+	}
+	c.remember(srv, d.Protocol)
+	return d, nil
+}
+
+// Tools is a server's tool catalog.
+type Tools struct {
+	Tools []*mcp.Tool
+	// TTL is the server's cache hint (ttlMs); zero when it gave none.
+	TTL time.Duration
+}
+
+// ListTools lists every tool, following pages.
+func (c *Client) ListTools(ctx context.Context, srv Server) (*Tools, error) {
+	cs, err := c.connect(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	c.remember(srv, cs.InitializeResult().ProtocolVersion)
+	out := &Tools{}
+	params := &mcp.ListToolsParams{}
+	for page := 0; page < 100; page++ {
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, wrapSDK(ctx, err)
+		}
+		out.Tools = append(out.Tools, res.Tools...)
+		if ttl := time.Duration(res.TTLMs) * time.Millisecond; page == 0 || ttl < out.TTL {
+			out.TTL = ttl
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+	return out, nil
+}
+
+// protocol returns the revision to speak with srv, discovering it if needed.
+func (c *Client) protocol(ctx context.Context, srv Server) (string, error) {
+	if srv.Protocol != "" {
+		return srv.Protocol, nil
+	}
+	c.mu.Lock()
+	d, ok := c.discovery[srv.URL]
+	c.mu.Unlock()
+	if ok && time.Now().Before(d.until) {
+		return d.version, nil
+	}
+	disc, err := c.Discover(ctx, srv)
+	if err != nil {
+		return "", err
+	}
+	return disc.Protocol, nil
+}
+
+func (c *Client) remember(srv Server, version string) {
+	if srv.Protocol != "" {
+		return
+	}
+	c.mu.Lock()
+	c.discovery[srv.URL] = discovered{version: version, until: time.Now().Add(c.ttl)}
+	c.mu.Unlock()
+}
+
+func (c *Client) forget(srv Server) {
+	c.mu.Lock()
+	delete(c.discovery, srv.URL)
+	c.mu.Unlock()
+}
+
+// sendHandshake sends a request to a handshake-era server over a session of
+// its own. Such a server cannot answer input_required, so the result is
+// always final.
+func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, req Request, ans *Answers) (*Outcome, error) {
+	if ans != nil {
+		return nil, errors.New("a handshake-era server cannot take answers in a retry")
+	}
+	srv.Protocol = version
+	cs, err := c.connect(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	var res any
+	switch req.Method {
+	case "", MethodCallTool:
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: req.Name, Arguments: req.Arguments})
+	case MethodGetPrompt:
+		var args map[string]string
+		if len(req.Arguments) > 0 {
+			if err := json.Unmarshal(req.Arguments, &args); err != nil {
+				return nil, errors.New("prompt arguments must be an object of strings")
+			}
+		}
+		res, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: req.Name, Arguments: args})
+	case MethodReadResource:
+		res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.URI})
+	default:
+		return nil, errors.New("unsupported method " + req.Method)
+	}
+	if err != nil {
+		return nil, wrapSDK(ctx, err)
+	}
+	raw, err := marshalRaw(res)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Result: raw, Protocol: version}, nil
+}
+
+// wrapSDK turns a go-sdk error into ours: a JSON-RPC error from the server,
+// or a failure to reach it.
+func wrapSDK(ctx context.Context, err error) error {
+	var we *mcpWireError
+	if errors.As(err, &we) && we.Code != codeRejectedByTransport {
+		return &ServerError{Code: we.Code, Message: we.Message}
+	}
+	return &UnreachableError{Err: ctxDone(ctx, err)}
+}
+
+type mcpWireError = jsonrpc.Error
+
+// codeRejectedByTransport is the go-sdk's code for a request that never
+// reached the server.
+const codeRejectedByTransport = -32005

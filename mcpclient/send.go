@@ -1,0 +1,264 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Request is one of the three requests that may answer input_required.
+type Request struct {
+	Method string // MethodCallTool (default), MethodGetPrompt or MethodReadResource
+	// Name is the tool or prompt name.
+	Name string
+	// Arguments is a JSON object, for tools and prompts.
+	Arguments json.RawMessage
+	// URI is the resource to read.
+	URI string
+}
+
+// Answers carry a round's answers into the retry.
+type Answers struct {
+	// InputResponses is the JSON object of responses, by input request key.
+	InputResponses json.RawMessage
+	// RequestState is the raw JSON string token the server sent, quotes
+	// included, or nil when it sent none.
+	RequestState []byte
+}
+
+// Outcome is what a request came back with: a final result or a round.
+type Outcome struct {
+	// Result is the server's final result, as sent. Nil for a round.
+	Result json.RawMessage
+	// Round is set when the server needs input.
+	Round *Round
+	// Protocol is the revision the request was sent with.
+	Protocol string
+}
+
+// Round is an input_required result: the questions, exactly as received.
+type Round struct {
+	// InputRequests is the JSON object of input requests, byte for byte.
+	InputRequests json.RawMessage
+	// RequestState is the raw JSON string token, byte for byte, or nil.
+	RequestState []byte
+	// Questions summarizes InputRequests, sorted by key.
+	Questions []Question
+}
+
+// Send sends req, with the answers to the previous round if any, and
+// returns the result or the next round. Load shedding (an input_required
+// result with no input requests) is retried here, a bounded number of times.
+func (c *Client) Send(ctx context.Context, srv Server, req Request, ans *Answers) (*Outcome, error) {
+	version, err := c.protocol(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	if version < ProtocolStateless {
+		return c.sendHandshake(ctx, srv, version, req, ans)
+	}
+	backoff := c.shedBackoff
+	for shed := 0; ; shed++ {
+		out, err := c.sendStateless(ctx, srv, version, req, ans)
+		var se *ServerError
+		if errors.As(err, &se) && se.Code == mcp.CodeUnsupportedProtocolVersion && srv.Protocol == "" {
+			// The server changed under us: negotiate again, once.
+			c.forget(srv)
+			if version, err = c.protocol(ctx, srv); err != nil {
+				return nil, err
+			}
+			if version < ProtocolStateless {
+				return c.sendHandshake(ctx, srv, version, req, ans)
+			}
+			out, err = c.sendStateless(ctx, srv, version, req, ans)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if out.Round == nil || len(out.Round.Questions) > 0 {
+			return out, nil
+		}
+		// Nothing asked: the server is shedding load (or only wants its
+		// state back). Retry with what it sent, after a pause.
+		if shed >= c.shedRetries {
+			return nil, fmt.Errorf("the server stayed busy: it asked for nothing %d times in a row", shed+1)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+		ans = &Answers{RequestState: out.Round.RequestState}
+		if ans.RequestState == nil {
+			ans = nil
+		}
+	}
+}
+
+// sendStateless sends one 2026-07-28 request on a fresh go-sdk connection
+// and reads its response without decoding it into SDK types, so that the
+// input requests and the request state keep their bytes.
+func (c *Client) sendStateless(ctx context.Context, srv Server, version string, req Request, ans *Answers) (*Outcome, error) {
+	params, err := c.params(version, srv.Capabilities, req, ans)
+	if err != nil {
+		return nil, err
+	}
+	id, err := jsonrpc.MakeID(newRequestID())
+	if err != nil {
+		return nil, err
+	}
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:             srv.URL,
+		HTTPClient:           c.httpFor(srv),
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+	}
+	conn, err := transport.Connect(ctx)
+	if err != nil {
+		return nil, &UnreachableError{Err: err}
+	}
+	defer conn.Close()
+	method := req.Method
+	if method == "" {
+		method = MethodCallTool
+	}
+	if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
+		return nil, &UnreachableError{Err: ctxDone(ctx, err)}
+	}
+	for {
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			return nil, &UnreachableError{Err: ctxDone(ctx, err)}
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok || resp.ID != id {
+			// Notifications (progress, logs) and strays are not ours to act on.
+			continue
+		}
+		if resp.Error != nil {
+			var we *jsonrpc.Error
+			if errors.As(resp.Error, &we) {
+				return nil, &ServerError{Code: we.Code, Message: we.Message}
+			}
+			return nil, &ServerError{Code: jsonrpc.CodeInternalError, Message: resp.Error.Error()}
+		}
+		out, err := c.outcome(resp.Result, srv.Capabilities)
+		if err != nil {
+			return nil, err
+		}
+		out.Protocol = version
+		return out, nil
+	}
+}
+
+// params builds the request's params. The answers are spliced in raw: the
+// request state goes back exactly as it came.
+func (c *Client) params(version string, caps Capabilities, req Request, ans *Answers) (json.RawMessage, error) {
+	type wire struct {
+		Meta           map[string]any  `json:"_meta"`
+		Name           string          `json:"name,omitempty"`
+		URI            string          `json:"uri,omitempty"`
+		Arguments      json.RawMessage `json:"arguments,omitempty"`
+		InputResponses json.RawMessage `json:"inputResponses,omitempty"`
+		RequestState   json.RawMessage `json:"requestState,omitempty"`
+	}
+	w := wire{
+		Meta: map[string]any{
+			mcp.MetaKeyProtocolVersion:    version,
+			mcp.MetaKeyClientInfo:         c.impl,
+			mcp.MetaKeyClientCapabilities: caps.json(),
+		},
+	}
+	switch req.Method {
+	case "", MethodCallTool, MethodGetPrompt:
+		w.Name = req.Name
+		w.Arguments = req.Arguments
+		if len(w.Arguments) == 0 && req.Method != MethodGetPrompt {
+			w.Arguments = json.RawMessage(`{}`)
+		}
+	case MethodReadResource:
+		w.URI = req.URI
+	default:
+		return nil, fmt.Errorf("method %q cannot be retried with input", req.Method)
+	}
+	if ans != nil {
+		w.InputResponses = ans.InputResponses
+		if ans.RequestState != nil {
+			if !isJSONString(ans.RequestState) {
+				return nil, errors.New("stored request state is not a JSON string")
+			}
+			w.RequestState = ans.RequestState
+		}
+	}
+	return marshalRaw(w)
+}
+
+// outcome reads a result. A result without resultType is complete.
+func (c *Client) outcome(result json.RawMessage, caps Capabilities) (*Outcome, error) {
+	var env struct {
+		ResultType    *string         `json:"resultType"`
+		InputRequests json.RawMessage `json:"inputRequests"`
+		RequestState  json.RawMessage `json:"requestState"`
+	}
+	if err := json.Unmarshal(result, &env); err != nil {
+		return nil, fmt.Errorf("the server sent a result that is not a JSON object: %w", err)
+	}
+	if env.ResultType == nil || *env.ResultType == "complete" {
+		return &Outcome{Result: result}, nil
+	}
+	if *env.ResultType != "input_required" {
+		return nil, fmt.Errorf("the server sent an unknown resultType %q", *env.ResultType)
+	}
+	round := &Round{}
+	if len(env.RequestState) > 0 && !bytes.Equal(env.RequestState, []byte("null")) {
+		if !isJSONString(env.RequestState) {
+			return nil, errors.New("the server sent a requestState that is not a string")
+		}
+		if len(env.RequestState) > c.maxState {
+			return nil, fmt.Errorf("the server sent a requestState of %d bytes; this client keeps at most %d", len(env.RequestState), c.maxState)
+		}
+		round.RequestState = bytes.Clone(env.RequestState)
+	}
+	if len(env.InputRequests) > 0 && !bytes.Equal(env.InputRequests, []byte("null")) {
+		qs, err := parseQuestions(env.InputRequests)
+		if err != nil {
+			return nil, err
+		}
+		if err := caps.check(qs); err != nil {
+			return nil, err
+		}
+		round.InputRequests = bytes.Clone(env.InputRequests)
+		round.Questions = qs
+	}
+	if round.InputRequests == nil {
+		round.InputRequests = json.RawMessage(`{}`)
+	}
+	return &Outcome{Round: round}, nil
+}
+
+func isJSONString(b []byte) bool {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return false
+	}
+	var s string
+	return json.Unmarshal(b, &s) == nil
+}
+
+// marshalRaw is json.Marshal without HTML escaping, which would otherwise
+// rewrite '<', '>' and '&' inside spliced raw values.
+func marshalRaw(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

@@ -1,0 +1,77 @@
+// Package mcptest starts real MCP servers for tests: the go-sdk's
+// conformance everything-server, built from the module cache.
+package mcptest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// Everything starts the conformance everything-server (stateless
+// Streamable HTTP) for the test and returns its MCP endpoint URL.
+func Everything(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		out, err := exec.Command("go", "tool", "-n", "everything-server").Output()
+		if err != nil {
+			buildErr = fmt.Errorf("building everything-server: %w", err)
+			return
+		}
+		binary = strings.TrimSpace(string(out))
+	})
+	if buildErr != nil {
+		tb.Fatal(buildErr)
+	}
+	addr := freeAddr(tb)
+	cmd := exec.Command(binary, "-http", addr)
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	url := "http://" + addr + "/"
+	waitListening(tb, addr)
+	return url
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func waitListening(tb testing.TB, addr string) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		resp, err := http.Get("http://" + addr + "/")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tb.Fatalf("everything-server did not start listening on %s", addr)
+}

@@ -70,6 +70,8 @@ type Tools struct {
 	Tools []*mcp.Tool
 	// TTL is the server's cache hint (ttlMs); zero when it gave none.
 	TTL time.Duration
+	// Protocol is the revision the server speaks.
+	Protocol string
 }
 
 // ListTools lists every tool, following pages.
@@ -79,8 +81,8 @@ func (c *Client) ListTools(ctx context.Context, srv Server) (*Tools, error) {
 		return nil, err
 	}
 	defer cs.Close()
-	c.remember(srv, cs.InitializeResult().ProtocolVersion)
-	out := &Tools{}
+	out := &Tools{Protocol: cs.InitializeResult().ProtocolVersion}
+	c.remember(srv, out.Protocol)
 	params := &mcp.ListToolsParams{}
 	for page := 0; page < 100; page++ {
 		res, err := cs.ListTools(ctx, params)

@@ -25,9 +25,9 @@ type Question struct {
 	Params json.RawMessage
 }
 
-// parseQuestions reads an inputRequests object without the go-sdk's typed
+// ParseQuestions reads an inputRequests object without the go-sdk's typed
 // decoding, which fails on an input request that has no params.
-func parseQuestions(raw json.RawMessage) ([]Question, error) {
+func ParseQuestions(raw json.RawMessage) ([]Question, error) {
 	var m map[string]struct {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`

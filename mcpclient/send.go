@@ -227,7 +227,7 @@ func (c *Client) outcome(result json.RawMessage, caps Capabilities) (*Outcome, e
 		round.RequestState = bytes.Clone(env.RequestState)
 	}
 	if len(env.InputRequests) > 0 && !bytes.Equal(env.InputRequests, []byte("null")) {
-		qs, err := parseQuestions(env.InputRequests)
+		qs, err := ParseQuestions(env.InputRequests)
 		if err != nil {
 			return nil, err
 		}

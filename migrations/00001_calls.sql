@@ -38,7 +38,7 @@ create table rounds (
     request_state  bytea,                -- the raw JSON string token; null when the server sent none
     status         text not null default 'pending'
                    check (status in ('pending', 'answered', 'expired', 'cancelled')),
-    responses      jsonb,                -- inputResponses, once answered
+    responses      json,                 -- inputResponses as given, once answered
     answered_by    text,
     answered_at    timestamptz,
     expires_at     timestamptz not null,
@@ -48,7 +48,15 @@ create table rounds (
 -- The inbox: a person's pending rounds, newest first.
 create index rounds_pending_idx on rounds (expires_at) where status = 'pending';
 
+-- Secrets generated once and shared by every instance.
+create table secrets (
+    name       text primary key,
+    value      bytea not null,
+    created_at timestamptz not null default now()
+);
+
 -- +goose Down
+drop table secrets;
 drop table rounds;
 drop table calls;
 drop table servers;

@@ -1,0 +1,174 @@
+// Command web serves Rounds: pick an MCP server and a tool, start a call,
+// and answer the server's questions in the browser, on any instance.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-rounds/rounds/demo"
+	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/handlers"
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if err := run(ctx, log); err != nil {
+		log.Error("exiting", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, log *slog.Logger) error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	a, err := start(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	log.Info("listening", "url", "http://"+a.addr, "version", version)
+	select {
+	case <-ctx.Done():
+	case err := <-a.serveErr:
+		return err
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return a.shutdown(shutdownCtx)
+}
+
+// app is one running instance.
+type app struct {
+	addr     string
+	pool     *pgxpool.Pool
+	engine   *engine.Engine
+	http     *http.Server
+	serveErr chan error
+}
+
+// start opens the database, migrates it, registers the configured servers,
+// and starts the job engine and the HTTP server.
+func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
+	began := time.Now()
+	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*app, error) {
+		pool.Close()
+		return nil, err
+	}
+	if err := store.Migrate(ctx, pool); err != nil {
+		return fail(err)
+	}
+	st, err := store.New(pool)
+	if err != nil {
+		return fail(err)
+	}
+
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fail(err)
+	}
+	addr := ln.Addr().String()
+	servers := cfg.Servers
+	if !cfg.serversSet {
+		servers = []serverConfig{{Name: "demo", URL: "http://" + loopback(addr) + "/demo/mcp"}}
+	}
+	for _, s := range servers {
+		if _, err := st.UpsertServer(ctx, s.Name, s.URL); err != nil {
+			ln.Close()
+			return fail(fmt.Errorf("registering server %s: %w", s.Name, err))
+		}
+	}
+
+	secret, err := st.Secret(ctx, "demo-request-state", 32)
+	if err != nil {
+		ln.Close()
+		return fail(err)
+	}
+	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: version})
+	eng, err := engine.New(pool, st, mc, engine.Config{
+		RoundTTL:       cfg.RoundTTL,
+		MaxRounds:      cfg.MaxRounds,
+		RequestTimeout: cfg.RequestTimeout,
+		Capabilities:   mcpclient.Capabilities{FormElicitation: true},
+	}, log)
+	if err != nil {
+		ln.Close()
+		return fail(err)
+	}
+	h := handlers.New(handlers.Options{
+		Store: st, Engine: eng, Logger: log,
+		Demo: demo.Handler(demo.Options{Secret: secret}),
+	})
+	srv := &http.Server{
+		Handler:           h.Routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	a := &app{addr: addr, pool: pool, engine: eng, http: srv, serveErr: make(chan error, 1)}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			a.serveErr <- err
+		}
+	}()
+	if err := eng.Start(context.WithoutCancel(ctx)); err != nil {
+		_ = srv.Close()
+		return fail(err)
+	}
+	log.Info("started", "duration", time.Since(began).Round(time.Millisecond))
+	return a, nil
+}
+
+// shutdown stops taking requests, lets running jobs finish, and closes the pool.
+func (a *app) shutdown(ctx context.Context) error {
+	errHTTP := a.http.Shutdown(ctx)
+	errJobs := a.engine.Stop(ctx)
+	a.pool.Close()
+	return errors.Join(errHTTP, errJobs)
+}
+
+// loopback turns a listen address into one this process can call itself on.
+func loopback(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + port
+}

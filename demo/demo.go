@@ -1,0 +1,61 @@
+// Package demo is a small MCP server, speaking revision 2026-07-28, whose
+// tools ask their questions through Multi Round-Trip Requests: a tools/call
+// answers with input_required, elicitation requests and a signed
+// requestState, and the client retries with the answers.
+package demo
+
+import (
+	"crypto/rand"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configures the demo server.
+type Options struct {
+	// Secret keys the HMAC that signs requestState. If empty, a random
+	// secret is generated, so state does not survive a restart.
+	Secret []byte
+	// StateTTL is how long a requestState stays valid. Default 1h.
+	StateTTL time.Duration
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
+}
+
+// demo holds what every tool call needs.
+type demo struct {
+	secret []byte
+	ttl    time.Duration
+	now    func() time.Time
+}
+
+// NewServer returns the demo MCP server with all its tools.
+func NewServer(opts Options) *mcp.Server {
+	d := &demo{secret: opts.Secret, ttl: opts.StateTTL, now: opts.Now}
+	if len(d.secret) == 0 {
+		d.secret = make([]byte, 32)
+		rand.Read(d.secret) // never returns an error
+	}
+	if d.ttl <= 0 {
+		d.ttl = time.Hour
+	}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "rounds-demo", Title: "Rounds demo", Version: "1.0.0"}, &mcp.ServerOptions{
+		Instructions: "Demo tools that ask the user questions through multi round-trip requests.",
+		Capabilities: &mcp.ServerCapabilities{}, // tools only; the SDK adds them
+	})
+	for _, t := range d.tools() {
+		s.AddTool(t.def, d.handler(t))
+	}
+	return s
+}
+
+// Handler serves the demo server over streamable HTTP in stateless mode. It
+// ignores the request path, so it can be mounted anywhere.
+func Handler(opts Options) http.Handler {
+	s := NewServer(opts)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+}

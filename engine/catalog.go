@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// defaultToolsTTL applies when a server gives no ttlMs hint.
+const defaultToolsTTL = 5 * time.Minute
+
+// Tools returns a server's tools from the cache in Postgres, listing them
+// again once the server's ttlMs hint has run out.
+func (e *Engine) Tools(ctx context.Context, srv *store.Server) ([]*mcp.Tool, error) {
+	if srv.Tools != nil && srv.ToolsExpiresAt != nil && time.Now().Before(*srv.ToolsExpiresAt) {
+		var tools []*mcp.Tool
+		if err := json.Unmarshal(srv.Tools, &tools); err == nil {
+			return tools, nil
+		}
+	}
+	list, err := e.mcp.ListTools(ctx, mcpclient.Server{URL: srv.URL, Capabilities: e.cfg.Capabilities})
+	if err != nil {
+		return nil, err
+	}
+	ttl := list.TTL
+	if ttl <= 0 {
+		ttl = defaultToolsTTL
+	}
+	raw, err := json.Marshal(list.Tools)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.store.SetServerTools(ctx, srv.ID, raw, list.Protocol, time.Now().Add(ttl)); err != nil {
+		e.log.WarnContext(ctx, "caching tools", "server", srv.Name, "err", err)
+	}
+	return list.Tools, nil
+}
+
+// Tool returns one tool of a server.
+func (e *Engine) Tool(ctx context.Context, srv *store.Server, name string) (*mcp.Tool, error) {
+	tools, err := e.Tools(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tools {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return nil, &store.Error{Kind: store.ErrNotFound, Message: "tool " + name + " not found"}
+}

@@ -1,0 +1,195 @@
+// Package engine runs MCP requests as River jobs: the first request of a
+// call and each retry carrying a round's answers. Any instance may run any
+// job; a job orphaned by a dead instance is rescued by another.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// Config tunes the engine. Zero values take the documented defaults.
+type Config struct {
+	// RoundTTL is how long a round stays answerable; default 24h.
+	RoundTTL time.Duration
+	// MaxRounds caps the rounds of one call; default 10.
+	MaxRounds int
+	// RequestTimeout bounds one MCP request; default 15s.
+	RequestTimeout time.Duration
+	// RescueAfter is when a running job is taken for orphaned and run
+	// again; default RequestTimeout + 5s. River's rescuer looks every 30s,
+	// so an orphan is picked up within a minute.
+	RescueAfter time.Duration
+	// Workers is how many requests one instance runs at once; default 50.
+	Workers int
+	// Capabilities are declared to every server.
+	Capabilities mcpclient.Capabilities
+}
+
+func (c Config) withDefaults() Config {
+	if c.RoundTTL <= 0 {
+		c.RoundTTL = 24 * time.Hour
+	}
+	if c.MaxRounds <= 0 {
+		c.MaxRounds = 10
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 15 * time.Second
+	}
+	if c.RescueAfter <= c.RequestTimeout {
+		c.RescueAfter = c.RequestTimeout + 5*time.Second
+	}
+	if c.Workers <= 0 {
+		c.Workers = 50
+	}
+	return c
+}
+
+// Engine owns the River client that works the request jobs.
+type Engine struct {
+	store *store.Store
+	mcp   *mcpclient.Client
+	cfg   Config
+	log   *slog.Logger
+	river *river.Client[pgx.Tx]
+}
+
+// New builds an engine over pool. Call Start to begin working jobs.
+func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, log *slog.Logger) (*Engine, error) {
+	e := &Engine{store: st, mcp: mc, cfg: cfg.withDefaults(), log: log}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &requestWorker{e: e}); err != nil {
+		return nil, err
+	}
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}},
+		Workers:              workers,
+		JobTimeout:           e.cfg.RequestTimeout,
+		RescueStuckJobsAfter: e.cfg.RescueAfter,
+		Logger:               log.With("component", "river"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.river = rc
+	return e, nil
+}
+
+// Start begins working jobs.
+func (e *Engine) Start(ctx context.Context) error { return e.river.Start(ctx) }
+
+// Stop finishes the jobs in hand and stops.
+func (e *Engine) Stop(ctx context.Context) error { return e.river.Stop(ctx) }
+
+// Config returns the engine's configuration, defaults applied.
+func (e *Engine) Config() Config { return e.cfg }
+
+// MCP returns the engine's MCP client.
+func (e *Engine) MCP() *mcpclient.Client { return e.mcp }
+
+type requestWorker struct {
+	river.WorkerDefaults[store.RequestArgs]
+	e *Engine
+}
+
+func (w *requestWorker) Timeout(*river.Job[store.RequestArgs]) time.Duration {
+	return w.e.cfg.RequestTimeout
+}
+
+func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestArgs]) error {
+	err := w.e.request(ctx, job.Args.CallID, job.Args.Seq)
+	if err != nil && job.Attempt >= job.MaxAttempts {
+		// Last attempt: say so on the call rather than leave it running.
+		msg := "The request could not be completed: " + err.Error()
+		if ferr := w.e.store.FailCall(context.WithoutCancel(ctx), job.Args.CallID, job.Args.Seq, msg, true); ferr != nil {
+			w.e.log.ErrorContext(ctx, "failing call after last attempt", "call_id", job.Args.CallID, "err", ferr)
+		}
+	}
+	return err
+}
+
+// request sends the request of round seq (0 for the first) and stores what
+// came back. Errors returned are the store's: River retries them.
+func (e *Engine) request(ctx context.Context, callID string, seq int) error {
+	log := e.log.With("call_id", callID, "seq", seq)
+	a, err := e.store.StartAttempt(ctx, callID, seq)
+	if errors.Is(err, store.ErrConflict) {
+		log.InfoContext(ctx, "request already handled")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c := a.Call
+	req := mcpclient.Request{Method: c.Method, Name: c.Target, Arguments: c.Arguments}
+	if c.Method == mcpclient.MethodReadResource {
+		req = mcpclient.Request{Method: c.Method, URI: c.Target}
+	}
+	var answers *mcpclient.Answers
+	if a.Round != nil {
+		answers = &mcpclient.Answers{InputResponses: a.Round.Responses, RequestState: a.Round.RequestState}
+	}
+	srv := mcpclient.Server{URL: c.ServerURL, Capabilities: e.cfg.Capabilities}
+
+	start := time.Now()
+	out, err := e.mcp.Send(ctx, srv, req, answers)
+	log = log.With("duration", time.Since(start).Round(time.Millisecond))
+	switch {
+	case err != nil:
+		log.WarnContext(ctx, "request failed", "err", err)
+		msg, retryable := describe(err)
+		err = e.store.FailCall(ctx, callID, seq, msg, retryable)
+	case out.Round != nil && seq+1 > e.cfg.MaxRounds:
+		log.WarnContext(ctx, "too many rounds")
+		err = e.store.FailCall(ctx, callID, seq,
+			fmt.Sprintf("The server asked for more than %d rounds of input; the call was stopped.", e.cfg.MaxRounds), false)
+	case out.Round != nil:
+		log.InfoContext(ctx, "round received", "questions", len(out.Round.Questions))
+		err = e.store.AddRound(ctx, callID, seq, store.NewRound{
+			InputRequests: out.Round.InputRequests,
+			RequestState:  out.Round.RequestState,
+			ExpiresAt:     time.Now().Add(e.cfg.RoundTTL),
+		})
+	default:
+		log.InfoContext(ctx, "call complete")
+		err = e.store.CompleteCall(ctx, callID, seq, json.RawMessage(out.Result))
+	}
+	if errors.Is(err, store.ErrConflict) {
+		// Someone else finished this request meanwhile (a rescued duplicate).
+		return nil
+	}
+	return err
+}
+
+// describe turns a request error into a message for the person, and says
+// whether retrying the same request could help.
+func describe(err error) (string, bool) {
+	var unreachable *mcpclient.UnreachableError
+	var server *mcpclient.ServerError
+	var undeclared *mcpclient.UndeclaredError
+	switch {
+	case errors.As(err, &unreachable):
+		if errors.Is(err, context.DeadlineExceeded) {
+			return "The server did not answer in time. Your answers are kept; you can retry.", true
+		}
+		return "The server could not be reached (" + unreachable.Err.Error() + "). Your answers are kept; you can retry.", true
+	case errors.As(err, &server):
+		return "The server refused the request: " + server.Message, true
+	case errors.As(err, &undeclared):
+		return "The call failed: " + undeclared.Error() + ".", false
+	default:
+		return "The call failed: " + err.Error(), true
+	}
+}

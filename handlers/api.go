@@ -1,0 +1,91 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// isAPI reports whether the request is for the JSON API.
+func isAPI(c echo.Context) bool {
+	return strings.HasPrefix(c.Request().URL.Path, "/api/")
+}
+
+type apiError struct {
+	Error apiMessage `json:"error"`
+}
+
+type apiMessage struct {
+	Message string                       `json:"message"`
+	Fields  map[string]map[string]string `json:"fields,omitempty"`
+}
+
+// apiCall is a call as the API shows it. The request state is not part of
+// it, nor of anything else that leaves the server.
+type apiCall struct {
+	ID        string          `json:"id"`
+	Status    string          `json:"status"`
+	Server    string          `json:"server"`
+	Method    string          `json:"method"`
+	Tool      string          `json:"tool,omitempty"`
+	Prompt    string          `json:"prompt,omitempty"`
+	URI       string          `json:"uri,omitempty"`
+	Round     *apiRound       `json:"round"`
+	Result    json.RawMessage `json:"result"`
+	Error     *apiMessage     `json:"error"`
+	Retryable bool            `json:"retryable"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+type apiRound struct {
+	Seq           int             `json:"seq"`
+	InputRequests json.RawMessage `json:"inputRequests"`
+	ExpiresAt     time.Time       `json:"expiresAt"`
+}
+
+func newAPICall(call *store.Call, rounds []store.Round) apiCall {
+	out := apiCall{
+		ID: call.ID, Status: call.Status, Server: call.ServerName, Method: call.Method,
+		Result: call.Result, Retryable: call.Retryable, CreatedAt: call.CreatedAt, UpdatedAt: call.UpdatedAt,
+	}
+	switch call.Method {
+	case "prompts/get":
+		out.Prompt = call.Target
+	case "resources/read":
+		out.URI = call.Target
+	default:
+		out.Tool = call.Target
+	}
+	if out.Result == nil {
+		out.Result = json.RawMessage("null")
+	}
+	if call.Error != nil {
+		out.Error = &apiMessage{Message: *call.Error}
+	}
+	if call.Status == store.CallInputRequired {
+		for _, r := range rounds {
+			if r.Seq == call.CurrentSeq && r.Status == store.RoundPending {
+				out.Round = &apiRound{Seq: r.Seq, InputRequests: r.InputRequests, ExpiresAt: r.ExpiresAt}
+			}
+		}
+	}
+	return out
+}
+
+// writeJSON writes v without HTML-escaping, so server content comes back
+// as sent.
+func writeJSON(c echo.Context, status int, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return c.JSONBlob(status, buf.Bytes())
+}

@@ -1,0 +1,98 @@
+// Package handlers serves the pages and the JSON API.
+package handlers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// Handler holds what every page and API endpoint needs.
+type Handler struct {
+	store  *store.Store
+	engine *engine.Engine
+	log    *slog.Logger
+	// Demo, when set, serves the built-in demo MCP server at /demo/mcp.
+	demo http.Handler
+}
+
+// Options are the Handler's collaborators.
+type Options struct {
+	Store  *store.Store
+	Engine *engine.Engine
+	Logger *slog.Logger
+	Demo   http.Handler
+}
+
+// New returns a Handler.
+func New(o Options) *Handler {
+	return &Handler{store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo}
+}
+
+// person is who is using the app. Until accounts exist, everyone is the
+// one local person.
+func (h *Handler) person(echo.Context) string { return "local" }
+
+// render writes a templ component with the given status.
+func render(c echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return comp.Render(c.Request().Context(), c.Response().Writer)
+}
+
+// statusOf maps an error to an HTTP status and a message a person may read.
+func statusOf(err error) (int, string) {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		if msg, ok := he.Message.(string); ok {
+			return he.Code, msg
+		}
+		return he.Code, http.StatusText(he.Code)
+	}
+	var se *store.Error
+	msg := ""
+	if errors.As(err, &se) {
+		msg = se.Message
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound, "We couldn't find that."
+	case errors.Is(err, store.ErrConflict):
+		return http.StatusConflict, msg
+	case errors.Is(err, store.ErrInvalid):
+		return http.StatusUnprocessableEntity, msg
+	case errors.Is(err, context.Canceled):
+		return 499, "The request was cancelled."
+	}
+	return http.StatusInternalServerError, "Something went wrong on our side. Please try again."
+}
+
+// ErrorHandler is Echo's error handler: it logs only server errors and
+// renders a page, a fragment for htmx, or JSON for the API.
+func (h *Handler) ErrorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, msg := statusOf(err)
+	if status >= 500 {
+		h.log.ErrorContext(c.Request().Context(), "request failed", "err", err,
+			"method", c.Request().Method, "route", c.Path())
+	}
+	if isAPI(c) {
+		_ = c.JSON(status, apiError{Error: apiMessage{Message: msg}})
+		return
+	}
+	if c.Request().Header.Get("HX-Request") == "true" {
+		_ = render(c, status, views.ErrorFragment(msg))
+		return
+	}
+	_ = render(c, status, views.ErrorPage(status, http.StatusText(status), msg))
+}

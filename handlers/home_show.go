@@ -1,0 +1,64 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// homeShow lists the servers with their tools, and the person's recent calls.
+func (h *Handler) homeShow(c echo.Context) error {
+	ctx := c.Request().Context()
+	servers, err := h.store.Servers(ctx)
+	if err != nil {
+		return err
+	}
+	vm := views.HomeVM{Servers: make([]views.ServerVM, len(servers))}
+	// Servers are asked in parallel, each with a deadline, so one slow
+	// server does not hold the page.
+	var wg sync.WaitGroup
+	for i := range servers {
+		wg.Go(func() {
+			srv := &servers[i]
+			s := views.ServerVM{Name: srv.Name, URL: srv.URL}
+			tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			tools, err := h.engine.Tools(tctx, srv)
+			if err != nil {
+				s.Error = "The tools of this server could not be listed: " + err.Error()
+			}
+			for _, t := range tools {
+				title := t.Title
+				if title == "" && t.Annotations != nil {
+					title = t.Annotations.Title
+				}
+				if title == "" {
+					title = t.Name
+				}
+				s.Tools = append(s.Tools, views.ToolVM{
+					Name: t.Name, Title: title, Description: t.Description,
+					Href: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(t.Name),
+				})
+			}
+			vm.Servers[i] = s
+		})
+	}
+	wg.Wait()
+	calls, err := h.store.Calls(ctx, h.person(c), 10)
+	if err != nil {
+		return err
+	}
+	for _, call := range calls {
+		vm.Recent = append(vm.Recent, views.CallSummary{
+			Href: "/calls/" + call.ID, Server: call.ServerName, Target: call.Target,
+			Status: call.Status, Created: call.CreatedAt,
+		})
+	}
+	return render(c, http.StatusOK, views.HomePage(vm))
+}

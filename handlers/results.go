@@ -1,0 +1,99 @@
+package handlers
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/url"
+	"regexp"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// Media types shown inline as data URLs. Anything else is described, never
+// rendered.
+var (
+	inlineImage = regexp.MustCompile(`^image/(png|jpeg|gif|webp|avif)$`)
+	inlineAudio = regexp.MustCompile(`^audio/(wav|x-wav|mpeg|mp3|ogg|webm|aac|flac)$`)
+)
+
+type wireContent struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Data     string `json:"data"`
+	MIMEType string `json:"mimeType"`
+	URI      string `json:"uri"`
+	Name     string `json:"name"`
+	Title    string `json:"title"`
+	Resource *struct {
+		URI      string `json:"uri"`
+		MIMEType string `json:"mimeType"`
+		Text     string `json:"text"`
+		Blob     string `json:"blob"`
+	} `json:"resource"`
+}
+
+// resultVM renders a server's final result. Every string stays text.
+func resultVM(method string, raw json.RawMessage) *views.ResultVM {
+	if method != mcpclient.MethodCallTool {
+		return &views.ResultVM{Raw: prettyJSON(raw)}
+	}
+	var r struct {
+		Content           []wireContent   `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return &views.ResultVM{Raw: prettyJSON(raw)}
+	}
+	vm := &views.ResultVM{IsError: r.IsError}
+	for _, c := range r.Content {
+		vm.Blocks = append(vm.Blocks, contentVM(c))
+	}
+	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+		vm.Structured = prettyJSON(r.StructuredContent)
+	}
+	return vm
+}
+
+func contentVM(c wireContent) views.ContentVM {
+	b := views.ContentVM{Type: c.Type, Text: c.Text, MIMEType: c.MIMEType, URI: c.URI, Name: c.Name, Title: c.Title}
+	switch c.Type {
+	case "image":
+		if inlineImage.MatchString(c.MIMEType) && isBase64(c.Data) {
+			b.DataURL = "data:" + c.MIMEType + ";base64," + c.Data
+		}
+	case "audio":
+		if inlineAudio.MatchString(c.MIMEType) && isBase64(c.Data) {
+			b.DataURL = "data:" + c.MIMEType + ";base64," + c.Data
+		}
+	case "resource_link":
+		b.Linkable = isWebURL(c.URI)
+	case "resource":
+		if c.Resource != nil {
+			b.URI, b.MIMEType, b.Text = c.Resource.URI, c.Resource.MIMEType, c.Resource.Text
+			if c.Resource.Blob != "" && b.Text == "" {
+				b.Text = "(binary content, " + c.Resource.MIMEType + ")"
+			}
+		}
+	case "text":
+	default:
+		raw, _ := json.Marshal(c)
+		b.Text = string(raw)
+	}
+	return b
+}
+
+func isBase64(s string) bool {
+	if s == "" {
+		return false
+	}
+	_, err := base64.StdEncoding.DecodeString(s)
+	return err == nil
+}
+
+// isWebURL reports whether s is an absolute http or https URL.
+func isWebURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

@@ -1,0 +1,90 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// roundAnswer takes the answers to a round posted from the call page. A
+// failed check re-renders the round with what was typed; a round that was
+// already answered (another tab, a double click) says so.
+func (h *Handler) roundAnswer(c echo.Context) error {
+	ctx := c.Request().Context()
+	person := h.person(c)
+	call, round, err := h.ownedRound(c, person)
+	if err != nil {
+		return err
+	}
+	if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
+		return h.renderNotice(c, http.StatusConflict, call.ID, "This round was already answered, or is no longer current.")
+	}
+	values, err := c.FormParams()
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+	}
+	qs, err := questionsOf(round)
+	if err != nil {
+		return err
+	}
+	responses, actions, ok := decodeAnswers(qs, values)
+	if !ok {
+		vm, err := h.callVM(ctx, call.ID, person)
+		if err != nil {
+			return err
+		}
+		if vm.Current, err = currentRoundVM(call, round, qs, actions); err != nil {
+			return err
+		}
+		if len(vm.Current.Errors) == 0 {
+			vm.Current.Errors = []views.ErrorLink{{Href: "#" + actionID(0), Message: "Some answers need another look."}}
+		}
+		return render(c, http.StatusUnprocessableEntity, views.CallPage(*vm))
+	}
+	err = h.store.AnswerRound(ctx, call.ID, round.Seq, responses, person)
+	if errors.Is(err, store.ErrConflict) {
+		return h.renderNotice(c, http.StatusConflict, call.ID, err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
+}
+
+// ownedRound loads the call and round named in the path.
+func (h *Handler) ownedRound(c echo.Context, person string) (*store.Call, *store.Round, error) {
+	ctx := c.Request().Context()
+	seq, err := strconv.Atoi(c.Param("seq"))
+	if err != nil || seq < 1 {
+		return nil, nil, store.ErrNotFound
+	}
+	call, err := h.ownedCall(ctx, c.Param("id"), person)
+	if err != nil {
+		return nil, nil, err
+	}
+	rounds, err := h.store.Rounds(ctx, call.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range rounds {
+		if rounds[i].Seq == seq {
+			return call, &rounds[i], nil
+		}
+	}
+	return nil, nil, store.ErrNotFound
+}
+
+// renderNotice shows the call page with a message at the top.
+func (h *Handler) renderNotice(c echo.Context, status int, callID, notice string) error {
+	vm, err := h.callVM(c.Request().Context(), callID, h.person(c))
+	if err != nil {
+		return err
+	}
+	vm.Notice = notice
+	return render(c, status, views.CallPage(*vm))
+}

@@ -1,0 +1,46 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/mcp-rounds/rounds/static"
+)
+
+// maxBody caps request bodies; answers and arguments are small.
+const maxBody = "2M"
+
+// Routes builds the Echo instance with every route of the app.
+func (h *Handler) Routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = h.ErrorHandler
+	e.Use(middleware.Recover())
+	e.Use(middleware.BodyLimit(maxBody))
+
+	e.GET("/healthz", h.healthz)
+	e.GET("/readyz", h.readyz)
+	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", static.Handler())))
+	if h.demo != nil {
+		e.Any("/demo/mcp", echo.WrapHandler(h.demo))
+	}
+
+	e.GET("/", h.homeShow)
+	e.GET("/inbox", h.inboxShow)
+	e.GET("/servers/:server/tools/:tool", h.toolShow)
+	e.POST("/servers/:server/tools/:tool", h.callCreate)
+	e.GET("/calls/:id", h.callShow)
+	e.GET("/calls/:id/live", h.callLive)
+	e.POST("/calls/:id/rounds/:seq", h.roundAnswer)
+	e.POST("/calls/:id/retry", h.callRetry)
+
+	api := e.Group("/api/v1")
+	api.POST("/calls", h.apiCallCreate)
+	api.GET("/calls/:id", h.apiCallShow)
+	api.POST("/calls/:id/rounds/:seq", h.apiRoundAnswer)
+	api.POST("/calls/:id/retry", h.apiCallRetry)
+	return e
+}

@@ -1,0 +1,66 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-rounds/rounds/forms"
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// argsPrefix namespaces the tool form's posted names.
+const argsPrefix = "arg."
+
+// toolShow renders the form that starts a call, generated from the tool's
+// inputSchema.
+func (h *Handler) toolShow(c echo.Context) error {
+	vm, _, err := h.toolPage(c.Request().Context(), c.Param("server"), c.Param("tool"))
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ToolPage(*vm))
+}
+
+func (h *Handler) toolPage(ctx context.Context, serverName, toolName string) (*views.ToolPageVM, *store.Server, error) {
+	srv, err := h.store.ServerByName(ctx, serverName)
+	if err != nil {
+		return nil, nil, err
+	}
+	tool, err := h.engine.Tool(ctx, srv, toolName)
+	if err != nil {
+		return nil, nil, err
+	}
+	form, err := toolForm(tool)
+	if err != nil {
+		return nil, nil, err
+	}
+	title := tool.Title
+	if title == "" {
+		title = tool.Name
+	}
+	return &views.ToolPageVM{
+		Server: srv.Name, Name: tool.Name, Title: title, Description: tool.Description,
+		Action: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(tool.Name),
+		Form:   form,
+	}, srv, nil
+}
+
+// toolForm builds the arguments form. Flat properties get fields; anything
+// more complex gets a JSON box checked against the schema.
+func toolForm(tool *mcp.Tool) (*forms.Form, error) {
+	schema, err := json.Marshal(tool.InputSchema)
+	if err != nil || string(schema) == "null" {
+		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	form, err := forms.New(schema, argsPrefix)
+	if err != nil {
+		return nil, &store.Error{Kind: store.ErrInvalid, Message: "This tool's input schema cannot be used: " + err.Error()}
+	}
+	return form, nil
+}

@@ -1,0 +1,332 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Call statuses.
+const (
+	CallQueued        = "queued"
+	CallRunning       = "running"
+	CallInputRequired = "input_required"
+	CallComplete      = "complete"
+	CallFailed        = "failed"
+	CallCancelled     = "cancelled"
+	CallExpired       = "expired"
+)
+
+// Round statuses.
+const (
+	RoundPending   = "pending"
+	RoundAnswered  = "answered"
+	RoundExpired   = "expired"
+	RoundCancelled = "cancelled"
+)
+
+// Call is one MCP request a person started, and where it stands.
+type Call struct {
+	ID         string          `db:"id"`
+	ServerID   int64           `db:"server_id"`
+	ServerName string          `db:"server_name"`
+	ServerURL  string          `db:"server_url"`
+	Owner      string          `db:"owner"`
+	Method     string          `db:"method"`
+	Target     string          `db:"target"`
+	Arguments  json.RawMessage `db:"arguments"`
+	Status     string          `db:"status"`
+	CurrentSeq int             `db:"current_seq"`
+	Result     json.RawMessage `db:"result"`
+	Error      *string         `db:"error"`
+	Retryable  bool            `db:"retryable"`
+	CreatedAt  time.Time       `db:"created_at"`
+	UpdatedAt  time.Time       `db:"updated_at"`
+	FinishedAt *time.Time      `db:"finished_at"`
+}
+
+// Finished reports whether the call has reached an end state.
+func (c *Call) Finished() bool {
+	switch c.Status {
+	case CallComplete, CallFailed, CallCancelled, CallExpired:
+		return true
+	}
+	return false
+}
+
+const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url as server_url, c.owner,
+	c.method, c.target, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable,
+	c.created_at, c.updated_at, c.finished_at`
+
+// Round is one input_required answer from the server: its questions, and
+// the person's answers once given. RequestState never leaves the server.
+type Round struct {
+	CallID        string          `db:"call_id"`
+	Seq           int             `db:"seq"`
+	InputRequests json.RawMessage `db:"input_requests"`
+	RequestState  []byte          `db:"request_state"`
+	Status        string          `db:"status"`
+	Responses     json.RawMessage `db:"responses"`
+	AnsweredBy    *string         `db:"answered_by"`
+	AnsweredAt    *time.Time      `db:"answered_at"`
+	ExpiresAt     time.Time       `db:"expires_at"`
+	CreatedAt     time.Time       `db:"created_at"`
+}
+
+const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
+	answered_by, answered_at, expires_at, created_at`
+
+// NewCall is what starting a call needs.
+type NewCall struct {
+	ServerID  int64
+	Owner     string
+	Method    string
+	Target    string
+	Arguments json.RawMessage
+}
+
+// CreateCall stores a queued call and enqueues its first request.
+func (s *Store) CreateCall(ctx context.Context, nc NewCall) (*Call, error) {
+	if len(nc.Arguments) == 0 {
+		nc.Arguments = json.RawMessage(`{}`)
+	}
+	var id string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `
+			insert into calls (server_id, owner, method, target, arguments)
+			values ($1, $2, $3, $4, $5) returning id::text`,
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments).Scan(&id)
+		if err != nil {
+			return translate(err, "call")
+		}
+		return s.enqueueTx(ctx, tx, id, 0)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Call(ctx, id)
+}
+
+// Call returns a call with its server's name.
+func (s *Store) Call(ctx context.Context, id string) (*Call, error) {
+	rows, _ := s.pool.Query(ctx, `select `+callColumns+`
+		from calls c join servers s on s.id = c.server_id where c.id = $1`, id)
+	c, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call])
+	return c, translate(err, "call")
+}
+
+// Rounds returns a call's rounds in order.
+func (s *Store) Rounds(ctx context.Context, callID string) ([]Round, error) {
+	rows, _ := s.pool.Query(ctx, `select `+roundColumns+` from rounds where call_id = $1 order by seq`, callID)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[Round])
+}
+
+// Calls returns an owner's most recent calls.
+func (s *Store) Calls(ctx context.Context, owner string, limit int) ([]Call, error) {
+	rows, _ := s.pool.Query(ctx, `select `+callColumns+`
+		from calls c join servers s on s.id = c.server_id
+		where c.owner = $1 order by c.created_at desc limit $2`, owner, limit)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[Call])
+}
+
+// InboxItem is a pending round waiting on its owner.
+type InboxItem struct {
+	CallID        string          `db:"call_id"`
+	Seq           int             `db:"seq"`
+	ServerName    string          `db:"server_name"`
+	Method        string          `db:"method"`
+	Target        string          `db:"target"`
+	InputRequests json.RawMessage `db:"input_requests"`
+	CreatedAt     time.Time       `db:"created_at"`
+	ExpiresAt     time.Time       `db:"expires_at"`
+}
+
+// Inbox lists an owner's pending, unexpired rounds, oldest deadline first.
+func (s *Store) Inbox(ctx context.Context, owner string, limit int) ([]InboxItem, error) {
+	rows, _ := s.pool.Query(ctx, `
+		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target,
+		       r.input_requests, r.created_at, r.expires_at
+		from calls c
+		join rounds r on r.call_id = c.id and r.seq = c.current_seq
+		join servers s on s.id = c.server_id
+		where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
+		order by r.expires_at limit $2`, owner, limit)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
+}
+
+// AnswerRound stores a round's answers and enqueues the retry that carries
+// them, once: the guarded update lets exactly one of any number of
+// concurrent submits through, on any instance. The others get ErrConflict.
+func (s *Store) AnswerRound(ctx context.Context, callID string, seq int, responses json.RawMessage, by string) error {
+	var expired bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
+			where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now()`,
+			callID, seq, responses, by)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return s.whyNotPendingTx(ctx, tx, callID, seq, &expired)
+		}
+		tag, err = tx.Exec(ctx, `
+			update calls set status = 'queued', updated_at = now()
+			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return conflict("This round is no longer waiting for answers.")
+		}
+		return s.enqueueTx(ctx, tx, callID, seq)
+	})
+	if expired {
+		if err := s.ExpireRound(ctx, callID, seq); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// whyNotPendingTx explains why a round could not be answered.
+func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expired *bool) error {
+	var status string
+	var past bool
+	err := tx.QueryRow(ctx, `select status, expires_at <= now() from rounds where call_id = $1 and seq = $2`,
+		callID, seq).Scan(&status, &past)
+	if err != nil {
+		return translate(err, "round")
+	}
+	switch {
+	case status == RoundPending && past:
+		*expired = true
+		return conflict("This round expired before it was answered.")
+	case status == RoundAnswered:
+		return conflict("This round was already answered.")
+	case status == RoundExpired:
+		return conflict("This round expired before it was answered.")
+	default:
+		return conflict("This round was %s.", status)
+	}
+}
+
+// ExpireRound ends a pending round past its deadline, and its call.
+func (s *Store) ExpireRound(ctx context.Context, callID string, seq int) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `update rounds set status = 'expired'
+			where call_id = $1 and seq = $2 and status = 'pending'`, callID, seq)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, `update calls set status = 'expired', error = 'The round expired before it was answered.',
+			updated_at = now(), finished_at = now()
+			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq)
+		return err
+	})
+}
+
+// Attempt is what a request job needs: the call, and the answered round
+// whose answers the retry carries (nil for the first request).
+type Attempt struct {
+	Call  *Call
+	Round *Round
+}
+
+// StartAttempt marks the call running for the request of round seq. It
+// returns ErrConflict when the call has moved on (the request was already
+// made, or the call ended), so a duplicate job does nothing.
+func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Attempt, error) {
+	tag, err := s.pool.Exec(ctx, `
+		update calls set status = 'running', updated_at = now()
+		where id = $1 and current_seq = $2 and status in ('queued', 'running')`, callID, seq)
+	if err != nil {
+		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, conflict("call %s is not waiting for request %d", callID, seq)
+	}
+	c, err := s.Call(ctx, callID)
+	if err != nil {
+		return nil, err
+	}
+	a := &Attempt{Call: c}
+	if seq > 0 {
+		rows, _ := s.pool.Query(ctx, `select `+roundColumns+` from rounds where call_id = $1 and seq = $2`, callID, seq)
+		if a.Round, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round]); err != nil {
+			return nil, translate(err, "round")
+		}
+	}
+	return a, nil
+}
+
+// CompleteCall records the server's final result.
+func (s *Store) CompleteCall(ctx context.Context, callID string, seq int, result json.RawMessage) error {
+	return s.finish(ctx, callID, seq, `status = 'complete', result = $3, error = null, retryable = false`, result)
+}
+
+// FailCall records why the request of round seq failed. A retryable call
+// can be queued again with RetryCall, carrying the stored answers.
+func (s *Store) FailCall(ctx context.Context, callID string, seq int, message string, retryable bool) error {
+	return s.finish(ctx, callID, seq, `status = 'failed', error = $3, retryable = $4`, message, retryable)
+}
+
+func (s *Store) finish(ctx context.Context, callID string, seq int, set string, args ...any) error {
+	tag, err := s.pool.Exec(ctx, `update calls set `+set+`, updated_at = now(), finished_at = now()
+		where id = $1 and current_seq = $2 and status = 'running'`, append([]any{callID, seq}, args...)...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return conflict("call %s moved on before request %d finished", callID, seq)
+	}
+	return nil
+}
+
+// NewRound is an input_required answer to store.
+type NewRound struct {
+	InputRequests json.RawMessage
+	RequestState  []byte
+	ExpiresAt     time.Time
+}
+
+// AddRound stores the round the request of round seq came back with, and
+// makes it the call's current one.
+func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			update calls set status = 'input_required', current_seq = $2 + 1, error = null, retryable = false,
+			       updated_at = now()
+			where id = $1 and current_seq = $2 and status = 'running'`, callID, seq)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return conflict("call %s moved on before request %d finished", callID, seq)
+		}
+		_, err = tx.Exec(ctx, `
+			insert into rounds (call_id, seq, input_requests, request_state, expires_at)
+			values ($1, $2 + 1, $3, $4, $5)`, callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt)
+		return translate(err, "round")
+	})
+}
+
+// RetryCall queues a failed, retryable call's last request again, with the
+// answers already stored.
+func (s *Store) RetryCall(ctx context.Context, callID string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var seq int
+		err := tx.QueryRow(ctx, `
+			update calls set status = 'queued', error = null, retryable = false, finished_at = null, updated_at = now()
+			where id = $1 and status = 'failed' and retryable returning current_seq`, callID).Scan(&seq)
+		if err == pgx.ErrNoRows {
+			return conflict("Only a failed call can be retried.")
+		}
+		if err != nil {
+			return err
+		}
+		return s.enqueueTx(ctx, tx, callID, seq)
+	})
+}

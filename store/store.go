@@ -1,0 +1,92 @@
+// Package store keeps servers, calls and rounds in Postgres, and enqueues
+// the job that acts on a change in the same transaction as the change.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// The store's error vocabulary. Handlers map them to statuses.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrInvalid  = errors.New("invalid")
+	ErrConflict = errors.New("conflict")
+)
+
+// Error carries a message a person may read, wrapping one of the sentinels.
+type Error struct {
+	Kind    error
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Kind }
+
+func conflict(format string, args ...any) error {
+	return &Error{Kind: ErrConflict, Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(what string) error {
+	return &Error{Kind: ErrNotFound, Message: what + " not found"}
+}
+
+// RequestArgs is the job that sends one MCP request: the first request of a
+// call (Seq 0) or the retry carrying the answers to round Seq.
+type RequestArgs struct {
+	CallID string `json:"call_id"`
+	Seq    int    `json:"seq"`
+}
+
+// Kind names the job for River.
+func (RequestArgs) Kind() string { return "mcp_request" }
+
+// InsertOpts lets a job orphaned by a dead instance be rescued and run again.
+func (RequestArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5} }
+
+// Store is the Postgres store.
+type Store struct {
+	pool *pgxpool.Pool
+	jobs *river.Client[pgx.Tx] // insert-only
+}
+
+// New returns a Store over pool.
+func New(pool *pgxpool.Pool) (*Store, error) {
+	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{pool: pool, jobs: jobs}, nil
+}
+
+// Pool returns the pool, for health checks.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+func (s *Store) enqueueTx(ctx context.Context, tx pgx.Tx, callID string, seq int) error {
+	_, err := s.jobs.InsertTx(ctx, tx, RequestArgs{CallID: callID, Seq: seq}, nil)
+	return err
+}
+
+// translate maps driver errors to the store's vocabulary.
+func translate(err error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(what)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505":
+			return &Error{Kind: ErrConflict, Message: what + " already exists"}
+		case "22P02", "23514":
+			return &Error{Kind: ErrInvalid, Message: what + " is not valid"}
+		}
+	}
+	return err
+}

@@ -1,0 +1,147 @@
+package views
+
+import (
+	"time"
+
+	"github.com/mcp-rounds/rounds/forms"
+)
+
+// HomeVM is the home page: servers with their tools, and recent calls.
+type HomeVM struct {
+	Servers []ServerVM
+	Recent  []CallSummary
+}
+
+// ServerVM is a server and its tools, or why they could not be listed.
+type ServerVM struct {
+	Name  string
+	URL   string
+	Tools []ToolVM
+	Error string
+}
+
+// ToolVM is one tool in a list.
+type ToolVM struct {
+	Name        string
+	Title       string
+	Description string
+	Href        string
+}
+
+// CallSummary is one line of a list of calls.
+type CallSummary struct {
+	Href    string
+	Server  string
+	Target  string
+	Status  string
+	Created time.Time
+}
+
+// ToolPageVM is the form that starts a tool call.
+type ToolPageVM struct {
+	Server      string
+	Name        string
+	Title       string
+	Description string
+	Action      string
+	Form        *forms.Form
+	Errors      []ErrorLink
+}
+
+// ErrorLink is an entry of an error summary, linking to its field.
+type ErrorLink struct {
+	Href    string
+	Message string
+}
+
+// CallVM is the call page.
+type CallVM struct {
+	ID         string
+	Href       string
+	Server     string
+	Method     string
+	Target     string
+	Status     string
+	Created    time.Time
+	Current    *RoundVM
+	History    []RoundVM
+	Result     *ResultVM
+	Error      string
+	Retryable  bool
+	RetryHref  string
+	Notice     string
+	Live       bool
+	LiveHref   string
+	RoundsDone int
+}
+
+// RoundVM is a round: the form to answer it, or the answers given.
+type RoundVM struct {
+	Seq        int
+	Action     string
+	Status     string
+	ExpiresAt  time.Time
+	AnsweredAt *time.Time
+	AnsweredBy string
+	Questions  []QuestionVM
+	Errors     []ErrorLink
+}
+
+// QuestionVM is one question of a round.
+type QuestionVM struct {
+	Key     string
+	Server  string
+	Message string
+	Kind    string
+	// ActionName is the form name of the accept / decline / cancel choice.
+	ActionName string
+	ActionID   string
+	// Action is the current choice: accept, decline or cancel.
+	Action string
+	// Form is the form to fill when accepting; nil for kinds without one.
+	Form *forms.Form
+	// Unsupported explains a question this client cannot answer.
+	Unsupported string
+	// Answer describes the answer given, for earlier rounds.
+	Answer      string
+	AnswerJSON  string
+	AnswerError string
+}
+
+// ResultVM is a server's final result.
+type ResultVM struct {
+	IsError    bool
+	Blocks     []ContentVM
+	Structured string
+	// Raw is the whole result as pretty JSON, for results of other shapes.
+	Raw string
+}
+
+// ContentVM is one content block of a result.
+type ContentVM struct {
+	Type     string
+	Text     string
+	MIMEType string
+	// DataURL is set for images and audio whose data checked out.
+	DataURL string
+	URI     string
+	// Linkable is true only for http and https URIs.
+	Linkable bool
+	Name     string
+	Title    string
+}
+
+// InboxVM is the inbox page.
+type InboxVM struct {
+	Items []InboxItemVM
+}
+
+// InboxItemVM is a pending round in the inbox.
+type InboxItemVM struct {
+	Href      string
+	Server    string
+	Target    string
+	Questions []string
+	ExpiresAt time.Time
+	Created   time.Time
+}

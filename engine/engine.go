@@ -26,11 +26,12 @@ type Config struct {
 	RoundTTL time.Duration
 	// MaxRounds caps the rounds of one call; default 10.
 	MaxRounds int
-	// RequestTimeout bounds one MCP request; default 15s.
+	// RequestTimeout bounds one MCP request; default 10s.
 	RequestTimeout time.Duration
 	// RescueAfter is when a running job is taken for orphaned and run
-	// again; default RequestTimeout + 5s. River's rescuer looks every 30s,
-	// so an orphan is picked up within a minute.
+	// again; default RequestTimeout + 2s. River's rescuer runs on the
+	// leader every 30s and when an instance becomes leader, so an orphan
+	// is picked up within a minute.
 	RescueAfter time.Duration
 	// Workers is how many requests one instance runs at once; default 50.
 	Workers int
@@ -46,10 +47,10 @@ func (c Config) withDefaults() Config {
 		c.MaxRounds = 10
 	}
 	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = 15 * time.Second
+		c.RequestTimeout = 10 * time.Second
 	}
 	if c.RescueAfter <= c.RequestTimeout {
-		c.RescueAfter = c.RequestTimeout + 5*time.Second
+		c.RescueAfter = c.RequestTimeout + 2*time.Second
 	}
 	if c.Workers <= 0 {
 		c.Workers = 50

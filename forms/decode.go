@@ -131,6 +131,10 @@ func (f *Form) decodeField(fd *Field, values url.Values) (v any, has bool) {
 			fd.Error = "Enter a date and time, like 2026-07-28T14:30"
 			return nil, false
 		}
+		if _, off := t.Zone(); off%60 != 0 {
+			// RFC 3339 offsets have no seconds (old local mean times do): say it in UTC.
+			t = t.UTC()
+		}
 		return t.Format(time.RFC3339Nano), true
 	case KindNumber:
 		n, ok := parseNumber(s)
@@ -351,7 +355,10 @@ func parseInteger(s string) (json.Number, bool) {
 	if !ok || !r.IsInt() {
 		return "", false
 	}
-	return json.Number(r.Num().String()), true
+	if i := r.Num().String(); len(i) <= maxNumberLen {
+		return json.Number(i), true
+	}
+	return n, true // "1e400" stays short
 }
 
 // The layouts an <input type=datetime-local> posts.

@@ -35,7 +35,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		ListenAddr:     or(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
 		RoundTTL:       24 * time.Hour,
 		MaxRounds:      10,
-		RequestTimeout: 15 * time.Second,
+		RequestTimeout: 10 * time.Second,
 	}
 	var err error
 	if v := getenv("ROUND_TTL"); v != "" {

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-rounds/rounds/demo"
+	"github.com/mcp-rounds/rounds/store/storetest"
+)
+
+// TestMain doubles as an instance of the app when run with
+// ROUNDS_TEST_INSTANCE=1, so tests can run an instance as a process of its
+// own and kill it.
+func TestMain(m *testing.M) {
+	if os.Getenv("ROUNDS_TEST_INSTANCE") == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+		if err := run(ctx, log); err != nil {
+			log.Error("exiting", "err", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// logSink collects every log line of the instances a test runs.
+type logSink struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *logSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *logSink) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// instance is an app started in this process.
+type instance struct {
+	*app
+	URL string
+}
+
+// startInstance starts an app over dbURL with the given environment, and
+// stops it when the test ends.
+func startInstance(t *testing.T, dbURL string, env map[string]string, logs io.Writer) *instance {
+	t.Helper()
+	getenv := func(k string) string {
+		switch k {
+		case "DATABASE_URL":
+			return dbURL
+		case "LISTEN_ADDR":
+			if v, ok := env[k]; ok {
+				return v
+			}
+			return "127.0.0.1:0"
+		}
+		return env[k]
+	}
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs == nil {
+		logs = io.Discard
+	}
+	a, err := start(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = a.shutdown(ctx)
+	})
+	return &instance{app: a, URL: "http://" + a.addr}
+}
+
+// demoServer serves the demo MCP server for a test, through an optional
+// middleware that may watch or hold requests.
+func demoServer(t *testing.T, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
+	var h http.Handler = demo.Handler(demo.Options{Secret: []byte("test secret, shared by every instance")})
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// retryWatcher counts the tools/call requests that carry answers, and may
+// hold them until released.
+type retryWatcher struct {
+	mu      sync.Mutex
+	retries int
+	hold    chan struct{} // when set, retries wait until it closes
+	arrived chan struct{} // gets a value when a retry arrives
+}
+
+func (w *retryWatcher) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) && bytes.Contains(body, []byte(`"inputResponses"`)) {
+			w.mu.Lock()
+			w.retries++
+			hold := w.hold
+			w.mu.Unlock()
+			if w.arrived != nil {
+				select {
+				case w.arrived <- struct{}{}:
+				default:
+				}
+			}
+			if hold != nil {
+				select {
+				case <-hold:
+				case <-r.Context().Done():
+					return
+				}
+			}
+		}
+		next.ServeHTTP(rw, r)
+	})
+}
+
+func (w *retryWatcher) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.retries
+}
+
+// apiCall is the API's view of a call, as tests read it.
+type apiCall struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Round  *struct {
+		Seq           int                        `json:"seq"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	} `json:"round"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// client is an HTTP client for tests that records every response body.
+type client struct {
+	t      *testing.T
+	mu     sync.Mutex
+	bodies []string
+}
+
+func newClient(t *testing.T) *client { return &client{t: t} }
+
+func (c *client) do(method, url, contentType string, body string) (int, []byte) {
+	c.t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	c.mu.Lock()
+	var hdr strings.Builder
+	_ = resp.Header.Write(&hdr)
+	c.bodies = append(c.bodies, url+"\n"+hdr.String()+"\n"+string(b))
+	c.mu.Unlock()
+	return resp.StatusCode, b
+}
+
+func (c *client) startCall(base, tool, args string) apiCall {
+	c.t.Helper()
+	status, b := c.do("POST", base+"/api/v1/calls", "application/json", `{"server":"demo","tool":"`+tool+`","arguments":`+args+`}`)
+	if status != http.StatusCreated {
+		c.t.Fatalf("start %s: %d %s", tool, status, b)
+	}
+	var call apiCall
+	if err := json.Unmarshal(b, &call); err != nil {
+		c.t.Fatal(err)
+	}
+	return call
+}
+
+// waitFor polls the call until done says so, or fails the test after limit.
+func (c *client) waitFor(base, id string, limit time.Duration, done func(apiCall) bool) apiCall {
+	c.t.Helper()
+	deadline := time.Now().Add(limit)
+	var call apiCall
+	for time.Now().Before(deadline) {
+		status, b := c.do("GET", base+"/api/v1/calls/"+id, "", "")
+		if status != http.StatusOK {
+			c.t.Fatalf("get call: %d %s", status, b)
+		}
+		call = apiCall{}
+		if err := json.Unmarshal(b, &call); err != nil {
+			c.t.Fatal(err)
+		}
+		if done(call) {
+			return call
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	c.t.Fatalf("call %s did not get there within %s; last: %+v", id, limit, call)
+	return call
+}
+
+func roundIs(seq int) func(apiCall) bool {
+	return func(c apiCall) bool {
+		return c.Status == "input_required" && c.Round != nil && c.Round.Seq == seq
+	}
+}
+
+func isDone(c apiCall) bool {
+	switch c.Status {
+	case "complete", "failed", "cancelled", "expired":
+		return true
+	}
+	return false
+}
+
+func (c *client) answer(base, id string, seq int, responses string) (int, []byte) {
+	c.t.Helper()
+	return c.do("POST", fmt.Sprintf("%s/api/v1/calls/%s/rounds/%d", base, id, seq), "application/json",
+		`{"inputResponses":`+responses+`}`)
+}
+
+func resultText(t *testing.T, result json.RawMessage) string {
+	t.Helper()
+	var r struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		t.Fatalf("result %s: %v", result, err)
+	}
+	var out []string
+	for _, c := range r.Content {
+		out = append(out, c.Text)
+	}
+	return strings.Join(out, "\n")
+}
+
+const (
+	tripAnswers = `{"trip":{"action":"accept","content":{"destination":"Lisbon","date":"2031-05-04"}},"party":{"action":"accept","content":{"passengers":2}}}`
+	seatAnswers = `{"seat":{"action":"accept","content":{"class":"business"}}}`
+)
+
+// newDatabase is storetest.NewDatabase, named for the reader.
+func newDatabase(t *testing.T) string { return storetest.NewDatabase(t) }

@@ -23,7 +23,7 @@ import (
 const migrationLock = 7_301_985_122
 
 // Migrate applies River's schema and ours. Safe to call from every instance.
-func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("migrations: %w", err)
 	}
 	for _, r := range results {
-		slog.InfoContext(ctx, "applied migration", "version", r.Source.Version, "duration", r.Duration)
+		log.InfoContext(ctx, "applied migration", "version", r.Source.Version, "duration", r.Duration)
 	}
 	return nil
 }

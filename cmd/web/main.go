@@ -31,10 +31,41 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		if err := healthcheck(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "unhealthy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, log); err != nil {
 		log.Error("exiting", "err", err)
 		os.Exit(1)
 	}
+}
+
+// healthcheck asks a running instance on LISTEN_ADDR whether it is up, for
+// container health checks in images without curl.
+func healthcheck(ctx context.Context) error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+loopback(cfg.ListenAddr)+"/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
 }
 
 func run(ctx context.Context, log *slog.Logger) error {
@@ -86,7 +117,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		pool.Close()
 		return nil, err
 	}
-	if err := store.Migrate(ctx, pool); err != nil {
+	if err := store.Migrate(ctx, pool, log); err != nil {
 		return fail(err)
 	}
 	st, err := store.New(pool)

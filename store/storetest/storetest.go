@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"testing"
 
@@ -81,7 +82,7 @@ func Create(ctx context.Context) (string, func(), error) {
 		return "", nil, err
 	}
 	defer pool.Close()
-	if err := store.Migrate(ctx, pool); err != nil {
+	if err := store.Migrate(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
 		drop()
 		return "", nil, err
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
-		"net"
+	"net"
 	"net/http"
 	"net/url"
 	"os"

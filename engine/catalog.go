@@ -23,7 +23,11 @@ func (e *Engine) Tools(ctx context.Context, srv *store.Server) ([]*mcp.Tool, err
 			return tools, nil
 		}
 	}
-	list, err := e.mcp.ListTools(ctx, mcpclient.Server{URL: srv.URL, Capabilities: e.cfg.Capabilities})
+	header, err := e.store.ServerHeader(srv)
+	if err != nil {
+		return nil, err
+	}
+	list, err := e.mcp.ListTools(ctx, mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.cfg.Capabilities})
 	if err != nil {
 		return nil, err
 	}

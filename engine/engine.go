@@ -142,7 +142,11 @@ func (e *Engine) request(ctx context.Context, callID string, seq int) error {
 	if a.Round != nil {
 		answers = &mcpclient.Answers{InputResponses: a.Round.Responses, RequestState: a.Round.RequestState}
 	}
-	srv := mcpclient.Server{URL: c.ServerURL, Capabilities: e.cfg.Capabilities}
+	header, err := e.store.CallHeader(c)
+	if err != nil {
+		return e.store.FailCall(ctx, callID, seq, "The call failed: "+err.Error(), false)
+	}
+	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Capabilities: e.cfg.Capabilities}
 
 	start := time.Now()
 	out, err := e.mcp.Send(ctx, srv, req, answers)
@@ -181,6 +185,8 @@ func describe(err error) (string, bool) {
 	var server *mcpclient.ServerError
 	var undeclared *mcpclient.UndeclaredError
 	switch {
+	case errors.Is(err, mcpclient.ErrResponseTooLarge):
+		return "The server's answer was larger than this client accepts.", false
 	case errors.As(err, &unreachable):
 		if errors.Is(err, context.DeadlineExceeded) {
 			return "The server did not answer in time. Your answers are kept; you can retry.", true

@@ -2,8 +2,11 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -38,8 +41,8 @@ func (h *Handler) ownedCall(ctx context.Context, id, person string) (*store.Call
 	if err != nil {
 		return nil, err
 	}
-	if call.Owner != person {
-		return nil, store.ErrNotFound
+	if !mayAccess(ctx, call.Owner) {
+		return nil, notFoundErr("call")
 	}
 	return call, nil
 }
@@ -66,7 +69,7 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	for i := range rounds {
 		r := &rounds[i]
 		if r.Seq == call.CurrentSeq && call.Status == store.CallInputRequired && r.Status == store.RoundPending {
-			current, err := currentRoundVM(call, r, nil, nil)
+			current, err := h.pendingRoundVM(ctx, call, r)
 			if err != nil {
 				return nil, err
 			}
@@ -84,6 +87,62 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	return vm, nil
 }
 
+// pendingRoundVM builds the answer form of a pending round, filled in with
+// its draft when there is one.
+func (h *Handler) pendingRoundVM(ctx context.Context, call *store.Call, r *store.Round) (*views.RoundVM, error) {
+	qs, err := questionsOf(r)
+	if err != nil {
+		return nil, err
+	}
+	var actions []string
+	draft, err := h.store.Draft(ctx, call.ID, r.Seq)
+	switch {
+	case err == nil:
+		actions = fromDraft(qs, draft.Form)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	vm, err := currentRoundVM(call, r, qs, actions)
+	if err != nil {
+		return nil, err
+	}
+	if draft != nil {
+		vm.DraftSaved = &draft.UpdatedAt
+	}
+	return vm, nil
+}
+
+// fromDraft fills the questions' forms with a saved draft and returns the
+// choices it holds. A draft is what was typed, not what was sent, so it is
+// not checked: no field shows an error.
+func fromDraft(qs []question, form url.Values) []string {
+	actions := make([]string, len(qs))
+	for i := range qs {
+		q := &qs[i]
+		actions[i] = form.Get(actionName(i))
+		if actions[i] == "" && q.Form != nil && q.Unsupported == "" {
+			actions[i] = actionAccept
+		}
+		if q.Form != nil && hasFieldsOf(form, q.Form.Prefix) {
+			q.Form.Decode(form)
+			clearErrors(q.Form)
+		}
+	}
+	return actions
+}
+
+// hasFieldsOf reports whether form holds any field of the question whose
+// names start with prefix. A question whose fields were set aside (declined
+// in the browser) posts none, and keeps its defaults.
+func hasFieldsOf(form url.Values, prefix string) bool {
+	for name := range form {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // currentRoundVM builds the answer form of a pending round. qs and actions
 // carry what the person posted, when re-rendering after a failed check.
 func currentRoundVM(call *store.Call, r *store.Round, qs []question, actions []string) (*views.RoundVM, error) {
@@ -93,12 +152,14 @@ func currentRoundVM(call *store.Call, r *store.Round, qs []question, actions []s
 			return nil, err
 		}
 	}
+	action := "/calls/" + call.ID + "/rounds/" + strconv.Itoa(r.Seq)
 	return &views.RoundVM{
-		Seq:       r.Seq,
-		Action:    "/calls/" + call.ID + "/rounds/" + strconv.Itoa(r.Seq),
-		Status:    r.Status,
-		ExpiresAt: r.ExpiresAt,
-		Questions: questionVMs(qs, call.ServerName, actions),
-		Errors:    errorLinks(qs),
+		Seq:         r.Seq,
+		Action:      action,
+		DraftAction: action + "/draft",
+		Status:      r.Status,
+		ExpiresAt:   r.ExpiresAt,
+		Questions:   questionVMs(qs, call.ServerName, actions),
+		Errors:      errorLinks(qs),
 	}, nil
 }

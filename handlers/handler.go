@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/a-h/templ"
+	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/engine"
@@ -17,11 +18,12 @@ import (
 
 // Handler holds what every page and API endpoint needs.
 type Handler struct {
-	store  *store.Store
-	engine *engine.Engine
-	log    *slog.Logger
-	// Demo, when set, serves the built-in demo MCP server at /demo/mcp.
-	demo http.Handler
+	store    *store.Store
+	engine   *engine.Engine
+	log      *slog.Logger
+	demo     http.Handler
+	auth     AuthOptions
+	sessions *sessions.CookieStore
 }
 
 // Options are the Handler's collaborators.
@@ -29,17 +31,30 @@ type Options struct {
 	Store  *store.Store
 	Engine *engine.Engine
 	Logger *slog.Logger
-	Demo   http.Handler
+	// Demo, when set, serves the built-in demo MCP server at /demo/mcp.
+	Demo http.Handler
+	Auth AuthOptions
 }
 
 // New returns a Handler.
 func New(o Options) *Handler {
-	return &Handler{store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo}
+	return &Handler{
+		store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo,
+		auth: o.Auth, sessions: newCookieStore(o.Auth),
+	}
 }
 
-// person is who is using the app. Until accounts exist, everyone is the
-// one local person.
-func (h *Handler) person(echo.Context) string { return "local" }
+// person is the signed-in person's name.
+func (h *Handler) person(c echo.Context) string { return user(c).Name }
+
+type userCtxKey struct{}
+
+// mayAccess reports whether the signed-in person may see what owner
+// started: their own, or anything for an admin.
+func mayAccess(ctx context.Context, owner string) bool {
+	u, _ := ctx.Value(userCtxKey{}).(*store.User)
+	return u != nil && (u.Name == owner || u.IsAdmin)
+}
 
 // render writes a templ component with the given status.
 func render(c echo.Context, status int, comp templ.Component) error {
@@ -95,4 +110,10 @@ func (h *Handler) ErrorHandler(err error, c echo.Context) {
 		return
 	}
 	_ = render(c, status, views.ErrorPage(status, http.StatusText(status), msg))
+}
+
+// notFoundErr is the not-found every ownership check answers with, the same
+// as for something that does not exist.
+func notFoundErr(what string) error {
+	return &store.Error{Kind: store.ErrNotFound, Message: what + " not found"}
 }

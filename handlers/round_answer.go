@@ -34,6 +34,12 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	}
 	responses, actions, ok := decodeAnswers(qs, values)
 	if !ok {
+		// Keep what was typed, as a draft, should the person leave now.
+		if draft, size := draftFields(values, len(qs)); size <= maxDraftBytes {
+			if err := h.store.SaveDraft(ctx, call.ID, round.Seq, draft); err != nil && !errors.Is(err, store.ErrConflict) {
+				return err
+			}
+		}
 		vm, err := h.callVM(ctx, call.ID, person)
 		if err != nil {
 			return err
@@ -52,6 +58,10 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	// Drafts of answered rounds are never shown; this only tidies up.
+	if err := h.store.DeleteDraft(ctx, call.ID, round.Seq); err != nil {
+		h.log.WarnContext(ctx, "deleting a draft", "err", err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }

@@ -18,8 +18,11 @@ func (h *Handler) Routes() *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = h.ErrorHandler
+	e.IPExtractor = h.ipExtractor()
+	e.Use(securityHeaders)
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(maxBody))
+	e.Use(h.authenticate)
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)
@@ -28,6 +31,13 @@ func (h *Handler) Routes() *echo.Echo {
 		e.Any("/demo/mcp", echo.WrapHandler(h.demo))
 	}
 
+	e.GET("/login", h.loginShow)
+	e.POST("/login", h.loginSubmit)
+	e.POST("/logout", h.logout)
+	e.GET("/tokens", h.tokensShow)
+	e.POST("/tokens", h.tokenCreate)
+	e.POST("/tokens/:id/revoke", h.tokenRevoke)
+
 	e.GET("/", h.homeShow)
 	e.GET("/inbox", h.inboxShow)
 	e.GET("/servers/:server/tools/:tool", h.toolShow)
@@ -35,6 +45,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.GET("/calls/:id", h.callShow)
 	e.GET("/calls/:id/live", h.callLive)
 	e.POST("/calls/:id/rounds/:seq", h.roundAnswer)
+	e.POST("/calls/:id/rounds/:seq/draft", h.roundDraft)
 	e.POST("/calls/:id/retry", h.callRetry)
 
 	api := e.Group("/api/v1")
@@ -43,4 +54,17 @@ func (h *Handler) Routes() *echo.Echo {
 	api.POST("/calls/:id/rounds/:seq", h.apiRoundAnswer)
 	api.POST("/calls/:id/retry", h.apiCallRetry)
 	return e
+}
+
+// ipExtractor trusts X-Forwarded-For only from the configured proxies, so
+// the per-address sign-in limit cannot be dodged with a made-up header.
+func (h *Handler) ipExtractor() echo.IPExtractor {
+	if len(h.auth.TrustedProxies) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	var opts []echo.TrustOption
+	for _, p := range h.auth.TrustedProxies {
+		opts = append(opts, echo.TrustIPRange(prefixNet(p)))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }

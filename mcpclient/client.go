@@ -39,7 +39,7 @@ type Options struct {
 	Name, Version string
 	// MaxRequestState caps a requestState's size in bytes; default 4 MiB.
 	MaxRequestState int
-	// MaxResponse caps a response body in bytes; default 16 MiB.
+	// MaxResponse caps a response body in bytes; default 32 MiB.
 	MaxResponse int64
 	// ShedRetries bounds the retries of an input_required result that asks
 	// nothing (load shedding); default 3.
@@ -98,7 +98,7 @@ func New(opts Options) *Client {
 	}
 	maxResponse := opts.MaxResponse
 	if maxResponse <= 0 {
-		maxResponse = 16 << 20
+		maxResponse = 32 << 20
 	}
 	c := &Client{
 		impl:        mcp.Implementation{Name: cmpOr(opts.Name, "rounds"), Version: cmpOr(opts.Version, "dev")},

@@ -205,7 +205,7 @@ func TestRequestStateSize(t *testing.T) {
 			c := newClient()
 			out, err := c.Send(ctx(t), forms(url), mcpclient.Request{Name: "t"}, nil)
 			if !tc.ok {
-				if err == nil || !strings.Contains(err.Error(), "larger than") {
+				if err == nil || !strings.Contains(err.Error(), "requestState of") {
 					t.Fatalf("err = %v, want a clear size error", err)
 				}
 				return

@@ -29,22 +29,25 @@ const (
 
 // Call is one MCP request a person started, and where it stands.
 type Call struct {
-	ID         string          `db:"id"`
-	ServerID   int64           `db:"server_id"`
-	ServerName string          `db:"server_name"`
-	ServerURL  string          `db:"server_url"`
-	Owner      string          `db:"owner"`
-	Method     string          `db:"method"`
-	Target     string          `db:"target"`
-	Arguments  json.RawMessage `db:"arguments"`
-	Status     string          `db:"status"`
-	CurrentSeq int             `db:"current_seq"`
-	Result     json.RawMessage `db:"result"`
-	Error      *string         `db:"error"`
-	Retryable  bool            `db:"retryable"`
-	CreatedAt  time.Time       `db:"created_at"`
-	UpdatedAt  time.Time       `db:"updated_at"`
-	FinishedAt *time.Time      `db:"finished_at"`
+	ID         string `db:"id"`
+	ServerID   int64  `db:"server_id"`
+	ServerName string `db:"server_name"`
+	ServerURL  string `db:"server_url"`
+	// The server's credentials, encrypted; see CallHeader.
+	ServerHeaderName string          `db:"server_header_name"`
+	ServerHeaderEnc  []byte          `db:"server_header_enc"`
+	Owner            string          `db:"owner"`
+	Method           string          `db:"method"`
+	Target           string          `db:"target"`
+	Arguments        json.RawMessage `db:"arguments"`
+	Status           string          `db:"status"`
+	CurrentSeq       int             `db:"current_seq"`
+	Result           json.RawMessage `db:"result"`
+	Error            *string         `db:"error"`
+	Retryable        bool            `db:"retryable"`
+	CreatedAt        time.Time       `db:"created_at"`
+	UpdatedAt        time.Time       `db:"updated_at"`
+	FinishedAt       *time.Time      `db:"finished_at"`
 }
 
 // Finished reports whether the call has reached an end state.
@@ -56,7 +59,8 @@ func (c *Call) Finished() bool {
 	return false
 }
 
-const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url as server_url, c.owner,
+const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url as server_url,
+	s.header_name as server_header_name, s.header_value_enc as server_header_enc, c.owner,
 	c.method, c.target, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable,
 	c.created_at, c.updated_at, c.finished_at`
 

@@ -17,11 +17,14 @@ type Server struct {
 	ProtocolVersion string          `db:"protocol_version"`
 	Tools           json.RawMessage `db:"tools"`
 	ToolsExpiresAt  *time.Time      `db:"tools_expires_at"`
+	HeaderName      string          `db:"header_name"`
+	HeaderValueEnc  []byte          `db:"header_value_enc"`
 	CreatedAt       time.Time       `db:"created_at"`
 	UpdatedAt       time.Time       `db:"updated_at"`
 }
 
-const serverColumns = `id, name, url, enabled, protocol_version, tools, tools_expires_at, created_at, updated_at`
+const serverColumns = `id, name, url, enabled, protocol_version, tools, tools_expires_at, header_name,
+	header_value_enc, created_at, updated_at`
 
 // UpsertServer registers a server by name, or points the name at a new URL.
 func (s *Store) UpsertServer(ctx context.Context, name, url string) (*Server, error) {

@@ -4,6 +4,7 @@ package store
 
 import (
 	"context"
+	"crypto/cipher"
 	"errors"
 	"fmt"
 
@@ -55,6 +56,7 @@ func (RequestArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAt
 type Store struct {
 	pool *pgxpool.Pool
 	jobs *river.Client[pgx.Tx] // insert-only
+	aead cipher.AEAD           // encrypts server credentials
 }
 
 // New returns a Store over pool.

@@ -79,4 +79,23 @@ func CSRFField() templ.Component {
 	})
 }
 
+type userKey struct{}
+
+// UserVM is the signed-in person, as the layout shows them.
+type UserVM struct {
+	Name    string
+	IsAdmin bool
+}
+
+// WithUser tells the layout who is signed in.
+func WithUser(ctx context.Context, u UserVM) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// CurrentUser returns the signed-in person, if any.
+func CurrentUser(ctx context.Context) (UserVM, bool) {
+	u, ok := ctx.Value(userKey{}).(UserVM)
+	return u, ok
+}
+
 var _ = templruntime.GeneratedTemplate

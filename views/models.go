@@ -85,6 +85,10 @@ type RoundVM struct {
 	AnsweredBy string
 	Questions  []QuestionVM
 	Errors     []ErrorLink
+	// DraftAction is where the round's draft is saved; DraftSaved is when it
+	// last was, if ever.
+	DraftAction string
+	DraftSaved  *time.Time
 }
 
 // QuestionVM is one question of a round.
@@ -102,10 +106,32 @@ type QuestionVM struct {
 	Form *forms.Form
 	// Unsupported explains a question this client cannot answer.
 	Unsupported string
+	// URL is the page a URL-mode question asks the person to open.
+	URL *URLVM
+	// Error says what is wrong with the choice of answer.
+	Error string
 	// Answer describes the answer given, for earlier rounds.
 	Answer      string
 	AnswerJSON  string
 	AnswerError string
+}
+
+// URLVM is the URL of a URL-mode question, for the person to examine
+// before opening it: the full URL as sent, split around its host so that
+// the host stands out.
+type URLVM struct {
+	Full                string
+	Before, Host, After string // Full, split around the host ("" Host when there is none)
+	Domain              string // the registrable domain of the host, when it has one
+	// Href is set only for an http or https URL that may be opened.
+	Href     string
+	Warnings []URLWarning
+}
+
+// URLWarning is a reason to look twice at a URL.
+type URLWarning struct {
+	Kind string // scheme, invalid, hidden, http, userinfo, ip, port, punycode, unicode
+	Text string
 }
 
 // ResultVM is a server's final result.

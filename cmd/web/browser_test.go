@@ -32,7 +32,13 @@ func TestBrowserBookFlight(t *testing.T) {
 			t.Parallel()
 			tab := newTab(t, browser, tt.js)
 
+			// The home page sends a stranger to sign in, and back after.
 			tab.do("open the home page", chromedp.Navigate(inst.URL+"/"))
+			tab.do("sign in",
+				chromedp.SendKeys(chromedp.ID("username"), "admin"),
+				chromedp.SendKeys(chromedp.ID("password"), adminPassword),
+				chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
+			)
 			tab.do("open the tool", chromedp.Click(chromedp.CSS(`a[data-testid="tool-book_flight"]`)))
 			tab.do("start the call", chromedp.Click(chromedp.CSS(`button[data-testid="start"]`)))
 			if tt.js {
@@ -42,6 +48,12 @@ func TestBrowserBookFlight(t *testing.T) {
 			tab.do("wait for round 1", chromedp.WaitVisible(chromedp.CSS(`form[data-testid="round-form"][data-seq="1"]`)))
 			if tt.js {
 				tab.sameDocument("round 1")
+			}
+			// app.js lets the browser check answers by dropping formnovalidate;
+			// still there, it shows that the page's scripts did not run.
+			novalidate := tab.hasAttr(`button[data-testid="submit-round"]`, "formnovalidate")
+			if novalidate == tt.js {
+				t.Errorf("submit button has formnovalidate = %v with JavaScript %v", novalidate, tt.js)
 			}
 			tab.do("answer round 1",
 				chromedp.SendKeys(chromedp.CSS(`input[name="q1.destination"]`), "Lisbon"),
@@ -135,10 +147,16 @@ func newTab(t *testing.T, browser context.Context, js bool) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
+	// As for the browser, the first Do ties the tab to the context it gets,
+	// so it gets one with no deadline.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
 	tb := &tab{t: t, ctx: ctx}
-	tb.do("open a tab")
 	if !js {
-		if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		sctx, cancel := context.WithTimeout(ctx, stepTimeout)
+		defer cancel()
+		if _, err := chromedp.Call(sctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
 			t.Fatalf("turn JavaScript off: %v", err)
 		}
 	}
@@ -168,13 +186,23 @@ func (tb *tab) text(css string) string {
 
 func (tb *tab) attr(css, name string) string {
 	tb.t.Helper()
+	return tb.attribute(css, name).Value
+}
+
+func (tb *tab) hasAttr(css, name string) bool {
+	tb.t.Helper()
+	return tb.attribute(css, name).Exists
+}
+
+func (tb *tab) attribute(css, name string) chromedp.AttributeResult {
+	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
 	defer cancel()
 	a, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(css), name))
 	if err != nil {
 		tb.t.Fatalf("%s of %s: %v\n%s", name, css, err, tb.page())
 	}
-	return a.Value
+	return a
 }
 
 // markPage leaves a mark on the call page's document, which a full reload

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -18,6 +22,14 @@ type config struct {
 	RoundTTL       time.Duration
 	MaxRounds      int
 	RequestTimeout time.Duration
+
+	SessionKeys    [][]byte // pairs: hash key, block key
+	SessionTTL     time.Duration
+	SecureCookies  bool
+	TrustedHeader  string
+	TrustedProxies []netip.Prefix
+	CredentialsKey []byte
+	AdminPassword  string
 }
 
 type serverConfig struct {
@@ -53,6 +65,52 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return cfg, fmt.Errorf("MAX_ROUNDS: want a whole number of at least 1, got %q", v)
 		}
 	}
+	cfg.SessionTTL = 12 * time.Hour
+	if v := getenv("SESSION_TTL"); v != "" {
+		if cfg.SessionTTL, err = time.ParseDuration(v); err != nil || cfg.SessionTTL <= 0 {
+			return cfg, fmt.Errorf("SESSION_TTL: want a positive Go duration such as 12h, got %q", v)
+		}
+	}
+	for key := range strings.SplitSeq(getenv("SESSION_KEYS"), ",") {
+		if key = strings.TrimSpace(key); key == "" {
+			continue
+		}
+		if len(key) < 32 {
+			return cfg, errors.New("SESSION_KEYS: each key must be at least 32 characters")
+		}
+		cfg.SessionKeys = append(cfg.SessionKeys, sessionKeyPair(key)...)
+	}
+	if v := getenv("PUBLIC_URL"); v != "" {
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" {
+			return cfg, fmt.Errorf("PUBLIC_URL: want an absolute URL, got %q", v)
+		}
+		cfg.SecureCookies = u.Scheme == "https"
+	}
+	cfg.TrustedHeader = getenv("TRUSTED_PROXY_HEADER")
+	for p := range strings.SplitSeq(getenv("TRUSTED_PROXIES"), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return cfg, fmt.Errorf("TRUSTED_PROXIES: %q is neither an address nor a CIDR range", p)
+			}
+			prefix = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		cfg.TrustedProxies = append(cfg.TrustedProxies, prefix)
+	}
+	if cfg.TrustedHeader != "" && len(cfg.TrustedProxies) == 0 {
+		return cfg, errors.New("TRUSTED_PROXY_HEADER needs TRUSTED_PROXIES: the addresses allowed to set it")
+	}
+	if v := getenv("CREDENTIALS_KEY"); v != "" {
+		if cfg.CredentialsKey, err = base64.StdEncoding.DecodeString(v); err != nil || len(cfg.CredentialsKey) != 32 {
+			return cfg, errors.New("CREDENTIALS_KEY: want 32 random bytes in base64 (openssl rand -base64 32)")
+		}
+	}
+	cfg.AdminPassword = getenv("ADMIN_PASSWORD")
 	if v, ok := lookup(getenv, "MCP_SERVERS"); ok {
 		cfg.serversSet = true
 		if cfg.Servers, err = parseServers(v); err != nil {
@@ -81,6 +139,14 @@ func parseServers(v string) ([]serverConfig, error) {
 		out = append(out, serverConfig{Name: name, URL: rawURL})
 	}
 	return out, nil
+}
+
+// sessionKeyPair derives a signing key and an encryption key from one
+// configured secret.
+func sessionKeyPair(secret string) [][]byte {
+	hash := sha256.Sum256([]byte("rounds session signing\x00" + secret))
+	block := sha256.Sum256([]byte("rounds session encryption\x00" + secret))
+	return [][]byte{hash[:], block[:]}
 }
 
 func or(v, def string) string {

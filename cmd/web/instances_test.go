@@ -24,7 +24,7 @@ func TestTwoInstances(t *testing.T) {
 	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)
-	c := newClient(t)
+	c := newClient(t, db)
 
 	call := c.startCall(a.URL, "book_flight", `{}`)
 	c.waitFor(b.URL, call.ID, 10*time.Second, roundIs(1))
@@ -54,7 +54,7 @@ func TestAnsweredExactlyOnce(t *testing.T) {
 	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, watch.wrap)}
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)
-	c := newClient(t)
+	c := newClient(t, db)
 
 	call := c.startCall(a.URL, "confirm_delete", `{"path":"/tmp/report.txt"}`)
 	c.waitFor(a.URL, call.ID, 10*time.Second, roundIs(1))
@@ -109,7 +109,7 @@ func TestCrashDuringRetry(t *testing.T) {
 
 	addr := freeAddr(t)
 	proc := exec.Command(os.Args[0], "-test.run=^$")
-	proc.Env = append(os.Environ(), "ROUNDS_TEST_INSTANCE=1", "DATABASE_URL="+db,
+	proc.Env = append(os.Environ(), "ROUNDS_TEST_INSTANCE=1", "DATABASE_URL="+db, "ADMIN_PASSWORD="+adminPassword,
 		"LISTEN_ADDR="+addr, "MCP_SERVERS="+servers)
 	var procLog logSink
 	proc.Stdout, proc.Stderr = &procLog, &procLog
@@ -120,7 +120,7 @@ func TestCrashDuringRetry(t *testing.T) {
 	a := "http://" + addr
 	waitReady(t, a)
 
-	c := newClient(t)
+	c := newClient(t, db)
 	call := c.startCall(a, "confirm_delete", `{"path":"/srv/old.log"}`)
 	c.waitFor(a, call.ID, 10*time.Second, roundIs(1))
 	if status, body := c.answer(a, call.ID, 1, `{"confirm":{"action":"accept","content":{"confirm":true}}}`); status != http.StatusAccepted {
@@ -157,15 +157,16 @@ func TestRequestStateStaysHome(t *testing.T) {
 	db := newDatabase(t)
 	var logs logSink
 	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}, &logs)
-	c := newClient(t)
+	c := newClient(t, db)
 
 	// Through the pages, the way a browser without JavaScript does.
+	c.login(inst.URL, "admin", adminPassword)
 	status, body := c.do("GET", inst.URL+"/", "", "")
 	if status != http.StatusOK {
 		t.Fatalf("home: %d", status)
 	}
 	c.do("GET", inst.URL+"/servers/demo/tools/book_flight", "", "")
-	status, _ = c.do("POST", inst.URL+"/servers/demo/tools/book_flight", "application/x-www-form-urlencoded", "")
+	status, _ = c.post(inst.URL+"/servers/demo/tools/book_flight", url.Values{})
 	if status != http.StatusSeeOther {
 		t.Fatalf("start: %d", status)
 	}
@@ -178,19 +179,19 @@ func TestRequestStateStaysHome(t *testing.T) {
 		"q0$action": {"accept"}, "q0.passengers": {"3"},
 		"q1$action": {"accept"}, "q1.destination": {"Oslo"}, "q1.date": {"2031-02-03"},
 	}
-	status, body = c.do("POST", inst.URL+"/calls/"+calls+"/rounds/1", "application/x-www-form-urlencoded", form.Encode())
+	status, body = c.post(inst.URL+"/calls/"+calls+"/rounds/1", form)
 	if status != http.StatusSeeOther {
 		t.Fatalf("answer round 1: %d %s", status, body)
 	}
 	c.waitFor(inst.URL, calls, 10*time.Second, roundIs(2))
 	c.do("GET", inst.URL+"/calls/"+calls, "", "")
-	status, _ = c.do("POST", inst.URL+"/calls/"+calls+"/rounds/2", "application/x-www-form-urlencoded", url.Values{"q0$action": {"accept"}, "q0.class": {"premium"}}.Encode())
+	status, _ = c.post(inst.URL+"/calls/"+calls+"/rounds/2", url.Values{"q0$action": {"accept"}, "q0.class": {"premium"}})
 	if status != http.StatusSeeOther {
 		t.Fatalf("answer round 2: %d", status)
 	}
 	c.waitFor(inst.URL, calls, 10*time.Second, isDone)
 	c.do("GET", inst.URL+"/calls/"+calls, "", "")
-	c.do("POST", inst.URL+"/calls/"+calls+"/rounds/2", "application/x-www-form-urlencoded", url.Values{"q0$action": {"accept"}, "q0.class": {"premium"}}.Encode())
+	c.post(inst.URL+"/calls/"+calls+"/rounds/2", url.Values{"q0$action": {"accept"}, "q0.class": {"premium"}})
 
 	// And through the API.
 	api := c.startCall(inst.URL, "collect_user_info", `{}`)

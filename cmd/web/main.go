@@ -31,9 +31,15 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
-		if err := healthcheck(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "unhealthy:", err)
+	if len(os.Args) > 1 {
+		var err error
+		if os.Args[1] == "healthcheck" {
+			err = healthcheck(ctx)
+		} else {
+			err = command(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Getenv)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "web:", err)
 			os.Exit(1)
 		}
 		return
@@ -125,6 +131,14 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		return fail(err)
 	}
 
+	keys, err := secrets(ctx, st, cfg)
+	if err != nil {
+		return fail(err)
+	}
+	if err := firstAdmin(ctx, st, cfg.AdminPassword); err != nil {
+		return fail(err)
+	}
+
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fail(err)
@@ -140,18 +154,20 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 			return fail(fmt.Errorf("registering server %s: %w", s.Name, err))
 		}
 	}
-
-	secret, err := st.Secret(ctx, "demo-request-state", 32)
-	if err != nil {
-		ln.Close()
-		return fail(err)
+	if !cfg.serversSet {
+		// Our own demo server wants its key, like any server with credentials.
+		if err := st.SetServerHeader(ctx, "demo", "Authorization", "Bearer "+keys.demo); err != nil {
+			ln.Close()
+			return fail(err)
+		}
 	}
+
 	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: version})
 	eng, err := engine.New(pool, st, mc, engine.Config{
 		RoundTTL:       cfg.RoundTTL,
 		MaxRounds:      cfg.MaxRounds,
 		RequestTimeout: cfg.RequestTimeout,
-		Capabilities:   mcpclient.Capabilities{FormElicitation: true},
+		Capabilities:   mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
 	}, log)
 	if err != nil {
 		ln.Close()
@@ -159,7 +175,14 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	}
 	h := handlers.New(handlers.Options{
 		Store: st, Engine: eng, Logger: log,
-		Demo: demo.Handler(demo.Options{Secret: secret}),
+		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
+		Auth: handlers.AuthOptions{
+			SessionKeys:    keys.session,
+			SessionTTL:     cfg.SessionTTL,
+			SecureCookies:  cfg.SecureCookies,
+			TrustedHeader:  cfg.TrustedHeader,
+			TrustedProxies: cfg.TrustedProxies,
+		},
 	})
 	srv := &http.Server{
 		Handler:           h.Routes(),

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -70,6 +72,11 @@ func startInstance(t *testing.T, dbURL string, env map[string]string, logs io.Wr
 		switch k {
 		case "DATABASE_URL":
 			return dbURL
+		case "ADMIN_PASSWORD":
+			if v, ok := env[k]; ok {
+				return v
+			}
+			return adminPassword
 		case "LISTEN_ADDR":
 			if v, ok := env[k]; ok {
 				return v
@@ -166,14 +173,77 @@ type apiCall struct {
 	} `json:"error"`
 }
 
-// client is an HTTP client for tests that records every response body.
+// adminPassword is the first admin's password in tests.
+const adminPassword = "correct horse battery staple"
+
+// client is an HTTP client for tests that records every response body. It
+// sends its token to the API and keeps a session for the pages.
 type client struct {
 	t      *testing.T
+	token  string
+	csrf   string
+	jar    http.CookieJar
 	mu     sync.Mutex
 	bodies []string
 }
 
-func newClient(t *testing.T) *client { return &client{t: t} }
+// newClient returns a client with an API token for the first admin.
+func newClient(t *testing.T, db string) *client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	return &client{t: t, token: newToken(t, db, "admin"), jar: jar}
+}
+
+// newToken makes an API token for a user through the command line.
+func newToken(t *testing.T, db, name string) string {
+	t.Helper()
+	var out bytes.Buffer
+	getenv := func(k string) string {
+		if k == "DATABASE_URL" {
+			return db
+		}
+		return ""
+	}
+	if err := command(context.Background(), []string{"token", "create", name}, strings.NewReader(""), &out, getenv); err != nil {
+		t.Fatalf("web token create %s: %v", name, err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	return lines[len(lines)-1]
+}
+
+// login signs the client's session in through the sign-in form.
+func (c *client) login(base, name, password string) {
+	c.t.Helper()
+	_, page := c.do("GET", base+"/login", "", "")
+	form := url.Values{"username": {name}, "password": {password}, "csrf_token": {csrfFrom(page)}, "next": {"/"}}
+	status, body := c.do("POST", base+"/login", "application/x-www-form-urlencoded", form.Encode())
+	if status != http.StatusSeeOther {
+		c.t.Fatalf("sign in as %s: %d %s", name, status, body)
+	}
+	_, home := c.do("GET", base+"/", "", "")
+	c.csrf = csrfFrom(home)
+	if c.csrf == "" {
+		c.t.Fatal("no CSRF token on the home page after signing in")
+	}
+}
+
+// post sends a form the way a browser does, with the CSRF token.
+func (c *client) post(url string, form url.Values) (int, []byte) {
+	c.t.Helper()
+	form.Set("csrf_token", c.csrf)
+	return c.do("POST", url, "application/x-www-form-urlencoded", form.Encode())
+}
+
+// csrfFrom finds the CSRF token in a page.
+func csrfFrom(page []byte) string {
+	const marker = `name="csrf_token" value="`
+	i := bytes.Index(page, []byte(marker))
+	if i < 0 {
+		return ""
+	}
+	rest := page[i+len(marker):]
+	return string(rest[:bytes.IndexByte(rest, '"')])
+}
 
 func (c *client) do(method, url, contentType string, body string) (int, []byte) {
 	c.t.Helper()
@@ -184,7 +254,10 @@ func (c *client) do(method, url, contentType string, body string) (int, []byte) 
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if c.token != "" && strings.Contains(url, "/api/") {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	noRedirect := &http.Client{Jar: c.jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noRedirect.Do(req)
 	if err != nil {
 		c.t.Fatal(err)

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-rounds/rounds/store"
+)
+
+const usage = `usage:
+  web                                   run the server
+  web user add [--admin] NAME           add a user; the password is read from standard input
+  web user list                         list users
+  web user disable NAME                 stop a user from signing in
+  web token create NAME                 make an API token for user NAME (printed last)
+  web server add NAME URL [--header 'Authorization: Bearer …']
+                                        register an MCP server, with optional credentials
+  web healthcheck                       exit 0 if the instance on LISTEN_ADDR is up`
+
+// command runs a management command against the database in DATABASE_URL.
+func command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, getenv func(string) string) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	if len(args) < 2 {
+		return errors.New(usage)
+	}
+	st, closeDB, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	switch args[0] + " " + args[1] {
+	case "user add":
+		fs := flag.NewFlagSet("user add", flag.ContinueOnError)
+		admin := fs.Bool("admin", false, "make the user an admin")
+		if err := fs.Parse(args[2:]); err != nil || fs.NArg() != 1 {
+			return errors.New("usage: web user add [--admin] NAME (password on standard input)")
+		}
+		password, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		password = strings.TrimRight(password, "\r\n")
+		if len(password) < store.MinPasswordLength {
+			return fmt.Errorf("the password must be at least %d characters", store.MinPasswordLength)
+		}
+		u, err := st.CreateUser(ctx, fs.Arg(0), password, *admin)
+		if errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("a user named %q already exists", fs.Arg(0))
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "added %s%s\n", u.Name, map[bool]string{true: " (admin)"}[u.IsAdmin])
+	case "user list":
+		users, err := st.Users(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "NAME\tADMIN\tDISABLED\tCREATED")
+		for _, u := range users {
+			fmt.Fprintf(w, "%s\t%t\t%t\t%s\n", u.Name, u.IsAdmin, u.Disabled, u.CreatedAt.UTC().Format("2006-01-02 15:04"))
+		}
+		return w.Flush()
+	case "user disable":
+		if len(args) != 3 {
+			return errors.New("usage: web user disable NAME")
+		}
+		if err := st.SetUserDisabled(ctx, args[2], true); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "disabled %s\n", args[2])
+	case "token create":
+		if len(args) != 3 {
+			return errors.New("usage: web token create NAME")
+		}
+		u, err := st.UserByName(ctx, args[2])
+		if err != nil {
+			return err
+		}
+		if u.Disabled {
+			return fmt.Errorf("user %s is disabled", u.Name)
+		}
+		_, secret, err := st.CreateToken(ctx, u.ID, "created on the command line")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "API token for %s (shown once; send it as Authorization: Bearer TOKEN):\n%s\n", u.Name, secret)
+	case "server add":
+		fs := flag.NewFlagSet("server add", flag.ContinueOnError)
+		header := fs.String("header", "", "a header to send, such as 'Authorization: Bearer …'")
+		if err := fs.Parse(reorder(args[2:])); err != nil || fs.NArg() != 2 {
+			return errors.New("usage: web server add NAME URL [--header 'Name: value']")
+		}
+		list, err := parseServers(fs.Arg(0) + "=" + fs.Arg(1))
+		if err != nil {
+			return err
+		}
+		if _, err := st.UpsertServer(ctx, list[0].Name, list[0].URL); err != nil {
+			return err
+		}
+		if *header != "" {
+			name, value, ok := strings.Cut(*header, ":")
+			if !ok || strings.TrimSpace(name) == "" {
+				return errors.New("--header wants 'Name: value'")
+			}
+			if err := st.SetServerHeader(ctx, list[0].Name, name, strings.TrimSpace(value)); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "registered %s at %s\n", list[0].Name, list[0].URL)
+	default:
+		return errors.New(usage)
+	}
+	return nil
+}
+
+// reorder puts flags before positional arguments, so that both
+// "NAME URL --header …" and "--header … NAME URL" parse.
+func reorder(args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		if strings.HasPrefix(args[i], "-") {
+			flags = append(flags, args[i])
+			if !strings.Contains(args[i], "=") && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		rest = append(rest, args[i])
+	}
+	return append(flags, rest...)
+}
+
+// openStore connects and migrates, as the server does at start.
+func openStore(ctx context.Context, cfg config) (*store.Store, func(), error) {
+	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return nil, nil, err
+	}
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := store.Migrate(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	st, err := store.New(pool)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	// The credentials key, so that server headers can be stored.
+	if _, err := secrets(ctx, st, cfg); err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return st, pool.Close, nil
+}

@@ -1,0 +1,88 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// Sign-in limits, shared by every instance through Postgres.
+const (
+	loginWindow         = 15 * time.Minute
+	loginMaxPerAccount  = 5
+	loginMaxPerAddress  = 20
+	loginFailureMessage = "Too many failed sign-ins. Wait a few minutes and try again."
+)
+
+// loginShow renders the sign-in form.
+func (h *Handler) loginShow(c echo.Context) error {
+	return render(c, http.StatusOK, views.LoginPage(views.LoginVM{Next: safeNext(c.QueryParam("next"))}))
+}
+
+// loginSubmit checks a name and password, rate-limited per account and per
+// address, and starts a session.
+func (h *Handler) loginSubmit(c echo.Context) error {
+	ctx := c.Request().Context()
+	name := strings.TrimSpace(c.FormValue("username"))
+	vm := views.LoginVM{Username: name, Next: safeNext(c.FormValue("next"))}
+	accountKey, addrKey := "user:"+strings.ToLower(name), "addr:"+c.RealIP()
+	since := time.Now().Add(-loginWindow)
+	for key, limit := range map[string]int{accountKey: loginMaxPerAccount, addrKey: loginMaxPerAddress} {
+		n, err := h.store.LoginFailures(ctx, key, since)
+		if err != nil {
+			return err
+		}
+		if n >= limit {
+			vm.Error = loginFailureMessage
+			c.Response().Header().Set("Retry-After", "900")
+			return render(c, http.StatusTooManyRequests, views.LoginPage(vm))
+		}
+	}
+	u, err := h.store.Authenticate(ctx, name, c.FormValue("password"))
+	if err == store.ErrBadCredentials {
+		if err := h.store.RecordLoginFailure(ctx, accountKey, addrKey); err != nil {
+			return err
+		}
+		h.log.InfoContext(ctx, "sign-in failed", "user", name, "addr", c.RealIP())
+		vm.Error = err.Error()
+		return render(c, http.StatusUnauthorized, views.LoginPage(vm))
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.store.ClearLoginFailures(ctx, accountKey, since); err != nil {
+		return err
+	}
+	// A new session on sign-in: nothing from before carries over.
+	s := h.session(c)
+	s.Values = map[any]any{sessUser: u.Name, sessIssued: time.Now().Unix(), sessCSRF: randomToken()}
+	if err := s.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	h.log.InfoContext(ctx, "signed in", "user", u.Name)
+	return c.Redirect(http.StatusSeeOther, vm.Next)
+}
+
+// logout ends the session.
+func (h *Handler) logout(c echo.Context) error {
+	s := h.session(c)
+	s.Values = map[any]any{}
+	s.Options.MaxAge = -1
+	if err := s.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// safeNext keeps a post-sign-in redirect on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"time"
+)
+
+// Draft is what a person has typed into a pending round and not yet sent.
+type Draft struct {
+	Form      url.Values
+	UpdatedAt time.Time
+}
+
+// SaveDraft keeps form as the draft of round seq, replacing any earlier
+// one. Only a pending round takes a draft: for any other it returns
+// ErrConflict, in the same statement that writes, so a draft never
+// outlives the answer that raced it.
+func (s *Store) SaveDraft(ctx context.Context, callID string, seq int, form url.Values) error {
+	raw, err := json.Marshal(form)
+	if err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `
+		insert into drafts (call_id, seq, form)
+		select call_id, seq, $3::jsonb from rounds where call_id = $1 and seq = $2 and status = 'pending'
+		on conflict (call_id, seq) do update set form = excluded.form, updated_at = now()`,
+		callID, seq, string(raw))
+	if err != nil {
+		return translate(err, "draft")
+	}
+	if tag.RowsAffected() == 0 {
+		return conflict("This round is no longer waiting for answers, so there is no draft to save.")
+	}
+	return nil
+}
+
+// Draft returns the draft of round seq while the round is pending, or
+// ErrNotFound.
+func (s *Store) Draft(ctx context.Context, callID string, seq int) (*Draft, error) {
+	var d Draft
+	var raw []byte
+	err := s.pool.QueryRow(ctx, `
+		select d.form, d.updated_at from drafts d
+		join rounds r on r.call_id = d.call_id and r.seq = d.seq and r.status = 'pending'
+		where d.call_id = $1 and d.seq = $2`, callID, seq).Scan(&raw, &d.UpdatedAt)
+	if err != nil {
+		return nil, translate(err, "draft")
+	}
+	if err := json.Unmarshal(raw, &d.Form); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// DeleteDraft forgets the draft of round seq, if any.
+func (s *Store) DeleteDraft(ctx context.Context, callID string, seq int) error {
+	_, err := s.pool.Exec(ctx, `delete from drafts where call_id = $1 and seq = $2`, callID, seq)
+	return err
+}

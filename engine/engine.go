@@ -75,9 +75,12 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 		return nil, err
 	}
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}},
-		Workers:              workers,
-		JobTimeout:           e.cfg.RequestTimeout,
+		Queues:     map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}},
+		Workers:    workers,
+		JobTimeout: e.cfg.RequestTimeout,
+		// Jobs are fetched when their insert's notification arrives; a short
+		// cooldown keeps an answer's retry from waiting for the next fetch.
+		FetchCooldown:        5 * time.Millisecond,
 		RescueStuckJobsAfter: e.cfg.RescueAfter,
 		Logger:               log.With("component", "river"),
 	})

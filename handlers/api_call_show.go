@@ -6,12 +6,27 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// apiCallShow returns a call: GET /api/v1/calls/{id}.
+// apiCallShow returns a call: GET /api/v1/calls/{id}. With
+// ?wait=5s&after_seq=N it holds the request until the call has a round
+// newer than N or has ended, or the wait runs out.
 func (h *Handler) apiCallShow(c echo.Context) error {
 	ctx := c.Request().Context()
 	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
 	if err != nil {
 		return err
+	}
+	wait, err := waitParams(c)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		changed, err := afterSeq(c)
+		if err != nil {
+			return err
+		}
+		if call, err = h.waitForCall(ctx, call.ID, wait, changed); err != nil {
+			return err
+		}
 	}
 	rounds, err := h.store.Rounds(ctx, call.ID)
 	if err != nil {

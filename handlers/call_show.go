@@ -25,13 +25,36 @@ func (h *Handler) callShow(c echo.Context) error {
 }
 
 // callLive renders the part of the call page that htmx refreshes while the
-// server works.
+// server works. With ?wait= it is held until the call's status or round
+// differs from ?seen=STATUS:SEQ, so pages do not poll.
 func (h *Handler) callLive(c echo.Context) error {
-	vm, err := h.callVM(c.Request().Context(), c.Param("id"), h.person(c))
+	ctx := c.Request().Context()
+	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
+	if err != nil {
+		return err
+	}
+	wait, err := waitParams(c)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		seen := c.QueryParam("seen")
+		if _, err := h.waitForCall(ctx, call.ID, wait, func(call *store.Call) bool {
+			return liveMark(call) != seen
+		}); err != nil {
+			return err
+		}
+	}
+	vm, err := h.callVM(ctx, call.ID, h.person(c))
 	if err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, views.CallBody(*vm))
+}
+
+// liveMark names what the live view shows: the status and the round.
+func liveMark(call *store.Call) string {
+	return call.Status + ":" + strconv.Itoa(call.CurrentSeq)
 }
 
 // ownedCall returns a call if person may see it; anyone else gets the same
@@ -60,7 +83,7 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	vm := &views.CallVM{
 		ID: call.ID, Href: href, Server: call.ServerName, Method: call.Method, Target: call.Target,
 		Status: call.Status, Created: call.CreatedAt, Retryable: call.Retryable,
-		RetryHref: href + "/retry", LiveHref: href + "/live",
+		RetryHref: href + "/retry", LiveHref: href + "/live?wait=25s&seen=" + url.QueryEscape(liveMark(call)),
 		Live: call.Status == store.CallQueued || call.Status == store.CallRunning,
 	}
 	if call.Error != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/a-h/templ"
 	"github.com/gorilla/sessions"
@@ -24,7 +25,14 @@ type Handler struct {
 	demo     http.Handler
 	auth     AuthOptions
 	sessions *sessions.CookieStore
+	notifier *store.Notifier
+	held     chan struct{} // counts requests held by waitForCall
+	draining chan struct{} // closed at shutdown: held requests answer now
+	drain    sync.Once
 }
+
+// Drain answers every held request at once, so shutdown need not wait.
+func (h *Handler) Drain() { h.drain.Do(func() { close(h.draining) }) }
 
 // Options are the Handler's collaborators.
 type Options struct {
@@ -34,6 +42,8 @@ type Options struct {
 	// Demo, when set, serves the built-in demo MCP server at /demo/mcp.
 	Demo http.Handler
 	Auth AuthOptions
+	// Notifier wakes held requests when a call changes.
+	Notifier *store.Notifier
 }
 
 // New returns a Handler.
@@ -41,6 +51,7 @@ func New(o Options) *Handler {
 	return &Handler{
 		store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo,
 		auth: o.Auth, sessions: newCookieStore(o.Auth),
+		notifier: o.Notifier, held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
 	}
 }
 

@@ -102,6 +102,8 @@ type app struct {
 	engine   *engine.Engine
 	http     *http.Server
 	serveErr chan error
+	stop     context.CancelFunc // stops background work
+	handler  *handlers.Handler
 }
 
 // start opens the database, migrates it, registers the configured servers,
@@ -114,6 +116,10 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
+		// River's workers, held requests' reads and the pages share it.
+		poolCfg.MaxConns = 25
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
@@ -173,8 +179,9 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		ln.Close()
 		return fail(err)
 	}
+	notifier := store.NewNotifier(pool, log)
 	h := handlers.New(handlers.Options{
-		Store: st, Engine: eng, Logger: log,
+		Store: st, Engine: eng, Logger: log, Notifier: notifier,
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
 			SessionKeys:    keys.session,
@@ -190,7 +197,9 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	a := &app{addr: addr, pool: pool, engine: eng, http: srv, serveErr: make(chan error, 1)}
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	go notifier.Run(background)
+	a := &app{addr: addr, pool: pool, engine: eng, http: srv, serveErr: make(chan error, 1), stop: stopBackground, handler: h}
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			a.serveErr <- err
@@ -198,6 +207,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	}()
 	if err := eng.Start(context.WithoutCancel(ctx)); err != nil {
 		_ = srv.Close()
+		stopBackground()
 		return fail(err)
 	}
 	log.Info("started", "duration", time.Since(began).Round(time.Millisecond))
@@ -206,8 +216,10 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 
 // shutdown stops taking requests, lets running jobs finish, and closes the pool.
 func (a *app) shutdown(ctx context.Context) error {
+	a.handler.Drain()
 	errHTTP := a.http.Shutdown(ctx)
 	errJobs := a.engine.Stop(ctx)
+	a.stop()
 	a.pool.Close()
 	return errors.Join(errHTTP, errJobs)
 }

@@ -1,0 +1,408 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// urlAsk is an inputRequests entry asking, in URL mode, to open u.
+func urlAsk(t *testing.T, u string) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"method": "elicitation/create", "params": map[string]any{
+		"mode": "url", "message": "Open this page to connect your account.", "url": u, "elicitationId": "e1",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+const taskAsk = `{"method":"elicitation/create","params":{"mode":"form","message":"Describe the task.","requestedSchema":{
+	"type":"object","properties":{
+		"title":{"type":"string","title":"Title","minLength":3},
+		"points":{"type":"integer","title":"Story points","default":3}},
+	"required":["title"]}}}`
+
+// pendingRound is a stored round with the given inputRequests.
+func pendingRound(inputRequests string) (*store.Call, *store.Round) {
+	call := &store.Call{ID: "8d0c6a1e-5b0e-4c51-9d53-2f4d5b8e7a10", ServerName: "demo", Status: store.CallInputRequired, CurrentSeq: 1}
+	return call, &store.Round{CallID: call.ID, Seq: 1, InputRequests: json.RawMessage(inputRequests), Status: store.RoundPending}
+}
+
+// renderRound renders the call page body of a pending round, as callShow
+// does, with qs and actions as a failed submit leaves them (nil for a
+// fresh page).
+func renderRound(t *testing.T, call *store.Call, r *store.Round, qs []question, actions []string) (*goquery.Document, string) {
+	t.Helper()
+	current, err := currentRoundVM(call, r, qs, actions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	vm := views.CallVM{ID: call.ID, Server: call.ServerName, Status: call.Status, Current: current}
+	if err := views.CallBody(vm).Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, buf.String()
+}
+
+func warningKinds(doc *goquery.Document) []string {
+	var kinds []string
+	doc.Find(`[data-testid="url-warning"]`).Each(func(_ int, s *goquery.Selection) {
+		kinds = append(kinds, s.AttrOr("data-kind", ""))
+	})
+	slices.Sort(kinds)
+	return slices.Compact(kinds)
+}
+
+// TestURLQuestionShown renders URL-mode questions the way the spec asks of
+// a client: the full URL as text with its host set apart, a warning for
+// each misleading shape, and a link, opened in a new tab without referrer
+// or opener, only for http and https.
+func TestURLQuestionShown(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		url      string
+		host     string   // the host set apart, "" for none
+		warnings []string // kinds, sorted
+		want     []string // phrases the warnings must say
+		link     bool
+	}{
+		{"OK", "https://example.com/connect?session=abc", "example.com", nil, nil, true},
+		{"Subdomain", "https://accounts.google.com.evil.example/login", "accounts.google.com.evil.example", nil, []string{}, true},
+		{"JavaScript", "javascript:alert(document.cookie)", "", []string{"scheme"}, []string{"“javascript:”"}, false},
+		{"Data", "data:text/html,<script>alert(1)</script>", "", []string{"scheme"}, []string{"“data:”"}, false},
+		{"File", "file:///etc/passwd", "", []string{"scheme"}, []string{"“file:”"}, false},
+		{"NoScheme", "example.com/connect", "", []string{"scheme"}, []string{"does not start with http"}, false},
+		{"Credentials", "http://user:pass@example.com/", "example.com", []string{"http", "userinfo"}, []string{"before “@”", "The site it opens is example.com", "not encrypted"}, true},
+		{"IPAndPort", "http://127.0.0.1:8081/", "127.0.0.1", []string{"http", "ip", "port"}, []string{"bare IP address (127.0.0.1)", "unusual port (8081)"}, true},
+		{"IPv6", "https://[::1]:8443/x", "[::1]", []string{"ip", "port"}, []string{"bare IP address (::1)"}, true},
+		{"NumericHost", "https://2130706433/", "2130706433", []string{"ip"}, []string{"written as a number"}, true},
+		{"Punycode", "https://xn--80ak6aa92e.com/", "xn--80ak6aa92e.com", []string{"punycode"}, []string{"аррӏе.com", "Cyrillic and Latin letters"}, true},
+		{"Cyrillic", "https://exаmple.com", "exаmple.com", []string{"unicode"}, []string{"Cyrillic and Latin letters", "xn--exmple-4nf.com"}, true},
+		{"Backslash", `https://evil.example\@example.com/`, "", []string{"hidden", "invalid"}, []string{"backslashes"}, false},
+		{"TripleSlash", "https:///evil.example", "", []string{"invalid"}, []string{"does not name a site"}, false},
+		{"BidiOverride", "https://example.com/\u202egnp.exe", "example.com", []string{"hidden"}, []string{"invisible characters"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			call, r := pendingRound(`{"connect":` + urlAsk(t, tt.url) + `}`)
+			doc, html := renderRound(t, call, r, nil, nil)
+			consent := doc.Find(`[data-testid="url-consent"]`)
+			if consent.Length() != 1 {
+				t.Fatalf("no URL consent in:\n%s", html)
+			}
+			if got := consent.Find(`[data-testid="url-full"]`).Text(); strings.TrimSpace(got) != tt.url {
+				t.Errorf("full URL shown = %q, want %q", strings.TrimSpace(got), tt.url)
+			}
+			if got := consent.Find(`[data-testid="url-host"]`).Text(); got != tt.host {
+				t.Errorf("host set apart = %q, want %q", got, tt.host)
+			}
+			if got := warningKinds(doc); !slices.Equal(got, tt.warnings) {
+				t.Errorf("warnings = %q, want %q", got, tt.warnings)
+			}
+			warnings := doc.Find(`[data-testid="url-warnings"]`).Text()
+			for _, phrase := range tt.want {
+				if !strings.Contains(warnings, phrase) {
+					t.Errorf("warnings %q do not say %q", warnings, phrase)
+				}
+			}
+			links := doc.Find("a")
+			if !tt.link {
+				if links.Length() != 0 {
+					t.Errorf("a URL that must not be opened is a link: %s", html)
+				}
+				if doc.Find(`[data-testid="url-not-link"]`).Length() != 1 {
+					t.Error("the page does not say the address cannot be opened from here")
+				}
+			} else {
+				if links.Length() != 1 {
+					t.Fatalf("want exactly one link, got %d", links.Length())
+				}
+				a := links.First()
+				if href := a.AttrOr("href", ""); href != tt.url {
+					t.Errorf("href = %q, want the URL exactly as shown, %q", href, tt.url)
+				}
+				if a.AttrOr("target", "") != "_blank" || a.AttrOr("rel", "") != "noopener noreferrer" {
+					t.Errorf("link target=%q rel=%q, want _blank and noopener noreferrer", a.AttrOr("target", ""), a.AttrOr("rel", ""))
+				}
+			}
+			for _, sel := range []string{`script:not([src="/static/app.js"])`, "iframe", "img", "link", "object", "embed"} {
+				if doc.Find(sel).Length() != 0 {
+					t.Errorf("the page has a <%s>, which could fetch or run the server's URL", sel)
+				}
+			}
+			// The person is asked, not answered for: no choice is made for them.
+			if n := doc.Find(`input[name="q0$action"][checked]`).Length(); n != 0 {
+				t.Errorf("%d choices made before the person chose", n)
+			}
+			for _, choice := range []string{"action-accept", "action-decline", "action-cancel"} {
+				if doc.Find(`input[data-testid="` + choice + `"]`).Length() != 1 {
+					t.Errorf("no %s choice", choice)
+				}
+			}
+			if got := strings.TrimSpace(doc.Find(`input[data-testid="action-accept"]`).Parent().Text()); got != "I've finished" {
+				t.Errorf("accept is labelled %q, want I've finished", got)
+			}
+		})
+	}
+}
+
+// TestURLQuestionDomain names the registrable domain of a host, so that a
+// familiar name on the left cannot pass for the site.
+func TestURLQuestionDomain(t *testing.T) {
+	t.Parallel()
+	call, r := pendingRound(`{"connect":` + urlAsk(t, "https://accounts.google.com.evil.example/login") + `}`)
+	doc, _ := renderRound(t, call, r, nil, nil)
+	if got := doc.Find(`[data-testid="url-domain"]`).Text(); got != "evil.example" {
+		t.Errorf("domain = %q, want evil.example", got)
+	}
+}
+
+// TestURLQuestionWithoutAddress cannot be accepted, only declined or
+// cancelled.
+func TestURLQuestionWithoutAddress(t *testing.T) {
+	t.Parallel()
+	call, r := pendingRound(`{"connect":{"method":"elicitation/create","params":{"mode":"url","message":"Go there"}}}`)
+	doc, _ := renderRound(t, call, r, nil, nil)
+	if doc.Find(`input[data-testid="action-accept"]`).Length() != 0 {
+		t.Error("a URL question without a URL can be accepted")
+	}
+	if doc.Find(`input[data-testid="action-decline"]`).Length() != 1 {
+		t.Error("a URL question without a URL cannot be declined")
+	}
+}
+
+// TestDecodeAnswersMixed answers a round whose questions are accepted,
+// declined and left unanswered, the way a person's form posts them.
+func TestDecodeAnswersMixed(t *testing.T) {
+	t.Parallel()
+	rounds := `{"connect":` + urlAsk(t, "https://example.com/connect") + `,"task":` + taskAsk + `}`
+	for _, tt := range []struct {
+		name   string
+		form   url.Values
+		want   string // inputResponses, "" when the form is sent back
+		errors []string
+	}{
+		{"OK", url.Values{"q0$action": {"accept"}, "q1$action": {"accept"}, "q1.title": {"Write docs"}, "q1.points": {"5"}},
+			`{"connect":{"action":"accept"},"task":{"action":"accept","content":{"points":5,"title":"Write docs"}}}`, nil},
+		{"Mixed", url.Values{"q0$action": {"decline"}, "q1$action": {"cancel"}, "q1.title": {"x"}},
+			`{"connect":{"action":"decline"},"task":{"action":"cancel"}}`, nil},
+		{"URLAcceptedFormDeclined", url.Values{"q0$action": {"accept"}, "q1$action": {"decline"}},
+			`{"connect":{"action":"accept"},"task":{"action":"decline"}}`, nil},
+		{"ErrNoChoice", url.Values{"q1$action": {"accept"}, "q1.title": {"Write docs"}},
+			"", []string{"#q0-actions"}},
+		{"ErrNoChoiceAnywhere", url.Values{"q1.title": {"Write docs"}},
+			"", []string{"#q0-actions", "#q1-actions"}},
+		{"ErrUnknownChoice", url.Values{"q0$action": {"maybe"}, "q1$action": {"decline"}},
+			"", []string{"#q0-actions"}},
+		{"ErrField", url.Values{"q0$action": {"decline"}, "q1$action": {"accept"}, "q1.title": {"ab"}},
+			"", []string{"field 1.0"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			call, r := pendingRound(rounds)
+			qs, err := questionsOf(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, actions, ok := decodeAnswers(qs, tt.form)
+			if ok != (tt.want != "") {
+				t.Fatalf("ok = %v, want %v", ok, tt.want != "")
+			}
+			if ok {
+				if string(got) != tt.want {
+					t.Errorf("inputResponses = %s, want %s", got, tt.want)
+				}
+				return
+			}
+			doc, html := renderRound(t, call, r, qs, actions)
+			var hrefs []string
+			doc.Find(`[data-testid="error-summary"] a`).Each(func(_ int, s *goquery.Selection) {
+				hrefs = append(hrefs, s.AttrOr("href", ""))
+			})
+			for i, e := range tt.errors {
+				var q, f int
+				if _, err := fmt.Sscanf(e, "field %d.%d", &q, &f); err == nil {
+					tt.errors[i] = "#" + qs[q].Form.Fields[f].ID
+				}
+			}
+			if !slices.Equal(hrefs, tt.errors) {
+				t.Errorf("error summary links to %q, want %q", hrefs, tt.errors)
+			}
+			for _, href := range hrefs {
+				if doc.Find(href).Length() != 1 {
+					t.Errorf("the summary links to %s, which is not on the page", href)
+				}
+			}
+			// What was chosen stays chosen; nothing is chosen that was not.
+			for i, name := range []string{"q0$action", "q1$action"} {
+				checked := doc.Find(`input[name="` + name + `"][checked]`)
+				want := tt.form.Get(name)
+				if want == "maybe" {
+					want = ""
+				}
+				if got := checked.AttrOr("value", ""); got != want {
+					t.Errorf("question %d shows %q chosen, want %q", i, got, want)
+				}
+			}
+			if title := tt.form.Get("q1.title"); title != "" {
+				if got := doc.Find(`input[name="q1.title"]`).AttrOr("value", ""); got != title {
+					t.Errorf("title = %q after the failed check, want what was typed, %q\n%s", got, title, html)
+				}
+			}
+			doc.Find(`fieldset.choice.has-error`).Each(func(_ int, s *goquery.Selection) {
+				id := s.AttrOr("aria-describedby", "")
+				if id == "" || doc.Find("#"+id).Length() != 1 {
+					t.Errorf("choice %s with an error is not described by it", s.AttrOr("id", ""))
+				}
+			})
+		})
+	}
+}
+
+// TestFreshRoundChoosesNothingButSend shows a new round with form questions
+// set to be sent and URL questions left for the person: no decline or
+// cancel is ever made up.
+func TestFreshRoundChoosesNothingButSend(t *testing.T) {
+	t.Parallel()
+	call, r := pendingRound(`{"connect":` + urlAsk(t, "https://example.com/") + `,"task":` + taskAsk + `}`)
+	doc, _ := renderRound(t, call, r, nil, nil)
+	if n := doc.Find(`input[value="decline"][checked], input[value="cancel"][checked]`).Length(); n != 0 {
+		t.Errorf("%d declines or cancels made up", n)
+	}
+	if doc.Find(`input[name="q0$action"][checked]`).Length() != 0 {
+		t.Error("the URL question is answered before the person chose")
+	}
+	if doc.Find(`input[name="q1$action"][value="accept"][checked]`).Length() != 1 {
+		t.Error("the form question is not set to be sent")
+	}
+	if doc.Find(`[data-testid="error-summary"]`).Length() != 0 {
+		t.Error("a fresh round shows errors")
+	}
+}
+
+// TestCheckAPIAnswersURL takes a URL question's accept only without
+// content, as the spec's URL mode has none.
+func TestCheckAPIAnswersURL(t *testing.T) {
+	t.Parallel()
+	_, r := pendingRound(`{"connect":` + urlAsk(t, "https://example.com/") + `}`)
+	qs, err := questionsOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		answers string
+		ok      bool
+	}{
+		{"Accept", `{"connect":{"action":"accept"}}`, true},
+		{"AcceptNullContent", `{"connect":{"action":"accept","content":null}}`, true},
+		{"Decline", `{"connect":{"action":"decline"}}`, true},
+		{"Cancel", `{"connect":{"action":"cancel"}}`, true},
+		{"ErrContent", `{"connect":{"action":"accept","content":{"token":"secret"}}}`, false},
+		{"ErrEmptyContent", `{"connect":{"action":"accept","content":{}}}`, false},
+		{"ErrMissing", `{}`, false},
+		{"ErrAction", `{"connect":{"action":"finished"}}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			errs := checkAPIAnswers(qs, json.RawMessage(tt.answers))
+			if (len(errs) == 0) != tt.ok {
+				t.Errorf("errors = %v, want ok = %v", errs, tt.ok)
+			}
+		})
+	}
+}
+
+// TestFromDraft fills a round from its draft as typed, half-finished and
+// unchecked, with the choices made so far.
+func TestFromDraft(t *testing.T) {
+	t.Parallel()
+	call, r := pendingRound(`{"connect":` + urlAsk(t, "https://example.com/") + `,"task":` + taskAsk + `}`)
+	qs, err := questionsOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions := fromDraft(qs, url.Values{"q0$action": {"decline"}, "q1.title": {"ab"}, "q1.points": {"1.5"}})
+	doc, html := renderRound(t, call, r, qs, actions)
+	if got := doc.Find(`input[name="q1.title"]`).AttrOr("value", ""); got != "ab" {
+		t.Errorf("title = %q, want the draft's ab", got)
+	}
+	if got := doc.Find(`input[name="q1.points"]`).AttrOr("value", ""); got != "1.5" {
+		t.Errorf("points = %q, want the draft's 1.5", got)
+	}
+	if doc.Find(`input[name="q0$action"][value="decline"][checked]`).Length() != 1 {
+		t.Error("the draft's decline is not chosen")
+	}
+	if doc.Find(`input[name="q1$action"][value="accept"][checked]`).Length() != 1 {
+		t.Error("the form question is not set to be sent")
+	}
+	if doc.Find(`[data-testid="error-summary"], .error, [aria-invalid]`).Length() != 0 {
+		t.Errorf("a draft shows errors:\n%s", html)
+	}
+}
+
+// TestFromDraftKeepsDefaults leaves the defaults of a question the draft
+// holds nothing of (its fields were set aside when declined).
+func TestFromDraftKeepsDefaults(t *testing.T) {
+	t.Parallel()
+	call, r := pendingRound(`{"task":` + taskAsk + `}`)
+	qs, err := questionsOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions := fromDraft(qs, url.Values{"q0$action": {"cancel"}})
+	doc, _ := renderRound(t, call, r, qs, actions)
+	if got := doc.Find(`input[name="q0.points"]`).AttrOr("value", ""); got != "3" {
+		t.Errorf("points = %q, want the default 3", got)
+	}
+	if doc.Find(`input[name="q0$action"][value="cancel"][checked]`).Length() != 1 {
+		t.Error("the draft's cancel is not chosen")
+	}
+}
+
+// TestDraftFields keeps only the round's questions' fields: never the CSRF
+// token, never a question the round does not have.
+func TestDraftFields(t *testing.T) {
+	t.Parallel()
+	got, size := draftFields(url.Values{
+		"csrf_token": {"secret"}, "q0.title": {"Docs"}, "q0$action": {"accept"}, "q1.title": {"x"},
+		"q0.tags$present": {"1"}, "q0.tags": {"a", "b"}, "qq": {"y"}, "q0": {"z"},
+	}, 1)
+	want := url.Values{"q0.title": {"Docs"}, "q0$action": {"accept"}, "q0.tags$present": {"1"}, "q0.tags": {"a", "b"}}
+	if !equalValues(got, want) {
+		t.Errorf("draft = %v, want %v", got, want)
+	}
+	if size == 0 {
+		t.Error("size = 0")
+	}
+}
+
+func equalValues(a, b url.Values) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}

@@ -7,6 +7,7 @@ import (
 	"crypto/cipher"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -61,7 +62,9 @@ type Store struct {
 
 // New returns a Store over pool.
 func New(pool *pgxpool.Pool) (*Store, error) {
-	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	// The insert notification that wakes the workers is limited to one per
+	// FetchCooldown; keep it short so an answer's retry is picked up at once.
+	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{FetchCooldown: time.Millisecond})
 	if err != nil {
 		return nil, err
 	}

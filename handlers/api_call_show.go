@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/store"
 )
 
 // apiCallShow returns a call: GET /api/v1/calls/{id}. With
@@ -24,13 +26,15 @@ func (h *Handler) apiCallShow(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if call, err = h.waitForCall(ctx, call.ID, wait, changed); err != nil {
+		if call, err = h.waitForCall(ctx, call, wait, changed); err != nil {
 			return err
 		}
 	}
-	rounds, err := h.store.Rounds(ctx, call.ID)
-	if err != nil {
-		return err
+	var rounds []store.Round
+	if call.Status == store.CallInputRequired {
+		if rounds, err = h.store.RoundsFrom(ctx, call.ID, call.CurrentSeq); err != nil {
+			return err
+		}
 	}
 	return writeJSON(c, http.StatusOK, newAPICall(call, rounds))
 }

@@ -35,11 +35,12 @@ func waitParams(c echo.Context) (time.Duration, error) {
 // or wait runs out, and returns the call as it then is. Changes are heard
 // through Postgres notifications from any instance; without them (or past
 // the cap on held requests) it answers at once.
-func (h *Handler) waitForCall(ctx context.Context, id string, wait time.Duration, changed func(*store.Call) bool) (*store.Call, error) {
-	call, err := h.store.Call(ctx, id)
-	if err != nil || wait == 0 || h.notifier == nil || changed(call) || call.Finished() {
-		return call, err
+func (h *Handler) waitForCall(ctx context.Context, call *store.Call, wait time.Duration, changed func(*store.Call) bool) (*store.Call, error) {
+	if wait == 0 || h.notifier == nil || changed(call) || call.Finished() {
+		return call, nil
 	}
+	id := call.ID
+	var err error
 	select {
 	case h.held <- struct{}{}:
 		defer func() { <-h.held }()

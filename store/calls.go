@@ -127,6 +127,12 @@ func (s *Store) Rounds(ctx context.Context, callID string) ([]Round, error) {
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Round])
 }
 
+// RoundsFrom returns a call's rounds from seq on.
+func (s *Store) RoundsFrom(ctx context.Context, callID string, seq int) ([]Round, error) {
+	rows, _ := s.pool.Query(ctx, `select `+roundColumns+` from rounds where call_id = $1 and seq >= $2 order by seq`, callID, seq)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[Round])
+}
+
 // Calls returns an owner's most recent calls.
 func (s *Store) Calls(ctx context.Context, owner string, limit int) ([]Call, error) {
 	rows, _ := s.pool.Query(ctx, `select `+callColumns+`
@@ -239,22 +245,18 @@ type Attempt struct {
 	Round *Round
 }
 
-// StartAttempt marks the call running for the request of round seq. It
-// returns ErrConflict when the call has moved on (the request was already
-// made, or the call ended), so a duplicate job does nothing.
+// StartAttempt loads what the request of round seq needs. It returns
+// ErrConflict when the call has moved on (the request was already made, or
+// the call ended), so a duplicate job does nothing. It writes nothing: the
+// call stays queued until the request's outcome is stored, which saves a
+// commit per round.
 func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Attempt, error) {
-	tag, err := s.pool.Exec(ctx, `
-		update calls set status = 'running', updated_at = now()
-		where id = $1 and current_seq = $2 and status in ('queued', 'running')`, callID, seq)
-	if err != nil {
-		return nil, err
-	}
-	if tag.RowsAffected() == 0 {
-		return nil, conflict("call %s is not waiting for request %d", callID, seq)
-	}
 	c, err := s.Call(ctx, callID)
 	if err != nil {
 		return nil, err
+	}
+	if c.CurrentSeq != seq || (c.Status != CallQueued && c.Status != CallRunning) {
+		return nil, conflict("call %s is not waiting for request %d", callID, seq)
 	}
 	a := &Attempt{Call: c}
 	if seq > 0 {
@@ -279,7 +281,7 @@ func (s *Store) FailCall(ctx context.Context, callID string, seq int, message st
 
 func (s *Store) finish(ctx context.Context, callID string, seq int, set string, args ...any) error {
 	tag, err := s.pool.Exec(ctx, `update calls set `+set+`, updated_at = now(), finished_at = now()
-		where id = $1 and current_seq = $2 and status = 'running'`, append([]any{callID, seq}, args...)...)
+		where id = $1 and current_seq = $2 and status in ('queued', 'running')`, append([]any{callID, seq}, args...)...)
 	if err != nil {
 		return err
 	}
@@ -303,7 +305,7 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 		tag, err := tx.Exec(ctx, `
 			update calls set status = 'input_required', current_seq = $2 + 1, error = null, retryable = false,
 			       updated_at = now()
-			where id = $1 and current_seq = $2 and status = 'running'`, callID, seq)
+			where id = $1 and current_seq = $2 and status in ('queued', 'running')`, callID, seq)
 		if err != nil {
 			return err
 		}

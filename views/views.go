@@ -19,7 +19,7 @@ func fmtTime(t time.Time) string {
 func statusLabel(s string) string {
 	switch s {
 	case "queued":
-		return "Queued"
+		return "Waiting for the server"
 	case "running":
 		return "Waiting for the server"
 	case "input_required":

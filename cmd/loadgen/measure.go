@@ -39,6 +39,16 @@ func meanSpread(xs []float64) (mean, spread float64) {
 	return mean, slices.Max(xs) - slices.Min(xs)
 }
 
+// check reports a series that did nothing, or failed.
+func (s series) check() error {
+	for _, r := range s.results {
+		if r.perSecond == 0 || r.errors > 0 {
+			return fmt.Errorf("%s: %.1f/s with %d errors (last: %s)", s.name, r.perSecond, r.errors, r.lastError)
+		}
+	}
+	return nil
+}
+
 func (s series) print() {
 	mean, spread := meanSpread(s.rates())
 	var p50, p95, p99 []time.Duration
@@ -81,17 +91,21 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 	fmt.Println("from an answer's POST to the next round, or the result, being visible. Max over runs.")
 	header()
 	var baseline, api series
+	var all []series
 	if want["baseline"] {
 		baseline = repeat("baseline (bare go-sdk)", func(int) user { return baselineUser(demoURL) })
 		baseline.print()
+		all = append(all, baseline)
 	}
 	if want["api"] || want["half"] {
 		api = repeat("api", func(int) user { return apiUser(f.urls, f.token, nil) })
 		api.print()
+		all = append(all, api)
 	}
 	if want["html"] {
 		html := repeat("html pages", func(int) user { return htmlUser(f.urls) })
 		html.print()
+		all = append(all, html)
 	}
 	if want["half"] && len(api.results) > 0 {
 		peak, _ := meanSpread(api.rates())
@@ -106,6 +120,7 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 			cancel()
 		}
 		half.print()
+		all = append(all, half)
 	}
 	if len(baseline.results) > 0 && len(api.results) > 0 {
 		b, _ := meanSpread(baseline.rates())
@@ -113,6 +128,11 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 		fmt.Printf("\nratio (api answered rounds/s ÷ baseline requests/s): %.2f\n", a/b)
 	}
 	fmt.Printf("instance RSS: %s\n", mib(f.rss()))
+	for _, s := range all {
+		if err := s.check(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -134,7 +154,7 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 		return err
 	}
 	fmt.Printf("seeded %d rounds in %s\n", o.scale, time.Since(began).Round(time.Second))
-	client := &http.Client{Transport: httpClient.Transport, Timeout: 30 * time.Second}
+	client := &http.Client{Transport: httpClient.Transport, Timeout: 30 * time.Second, CheckRedirect: httpClient.CheckRedirect}
 	get := func(url string) (time.Duration, error) {
 		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 		req.Header.Set("Authorization", "Bearer "+f.token)
@@ -188,6 +208,9 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 			s.results = append(s.results, st.result(o.duration))
 		}
 		s.print()
+		if err := s.check(); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("instance RSS before seeding: %s; after the reads: %s\n", mib(rssBefore), mib(f.rss()))
 	return nil

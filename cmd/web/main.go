@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -209,6 +210,13 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		_ = srv.Close()
 		stopBackground()
 		return fail(err)
+	}
+	if addr := os.Getenv("PPROF_ADDR"); addr != "" {
+		// Profiling, on an address of its own that is never public.
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		go http.ListenAndServe(addr, mux) //nolint:errcheck
 	}
 	log.Info("started", "duration", time.Since(began).Round(time.Millisecond))
 	return a, nil

@@ -1,0 +1,319 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// AdminServer is a server as operators see it, enabled or not.
+type AdminServer struct {
+	Server
+	// RoundTTL is the server's own round lifetime; zero means ROUND_TTL.
+	RoundTTL time.Duration `db:"-"`
+	// RoundTTLMs is RoundTTL as stored, in milliseconds.
+	RoundTTLMs *int64 `db:"round_ttl_ms"`
+	Calls      int    `db:"calls"`
+}
+
+const adminServerColumns = serverColumns + `,
+	(extract(epoch from round_ttl) * 1000)::bigint as round_ttl_ms,
+	(select count(*) from calls c where c.server_id = servers.id) as calls`
+
+func withTTL(srvs []AdminServer) []AdminServer {
+	for i := range srvs {
+		if srvs[i].RoundTTLMs != nil {
+			srvs[i].RoundTTL = time.Duration(*srvs[i].RoundTTLMs) * time.Millisecond
+		}
+	}
+	return srvs
+}
+
+// AdminServers lists every server by name, disabled ones too.
+func (s *Store) AdminServers(ctx context.Context) ([]AdminServer, error) {
+	rows, _ := s.pool.Query(ctx, `select `+adminServerColumns+` from servers order by name`)
+	srvs, err := pgx.CollectRows(rows, pgx.RowToStructByName[AdminServer])
+	return withTTL(srvs), err
+}
+
+// AdminServer returns a server by name, enabled or not.
+func (s *Store) AdminServer(ctx context.Context, name string) (*AdminServer, error) {
+	rows, _ := s.pool.Query(ctx, `select `+adminServerColumns+` from servers where name = $1`, name)
+	srvs, err := pgx.CollectRows(rows, pgx.RowToStructByName[AdminServer])
+	if err != nil {
+		return nil, err
+	}
+	if len(srvs) == 0 {
+		return nil, notFound("server " + name)
+	}
+	return &withTTL(srvs)[0], nil
+}
+
+// CreateServer registers a new server; a taken name is ErrConflict.
+func (s *Store) CreateServer(ctx context.Context, name, url string) (*Server, error) {
+	rows, _ := s.pool.Query(ctx, `insert into servers (name, url) values ($1, $2) returning `+serverColumns, name, url)
+	srv, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Server])
+	return srv, translate(err, "server "+name)
+}
+
+// UpdateServer points a server at url and sets its round lifetime (zero for
+// ROUND_TTL). A new URL drops the cached tools.
+func (s *Store) UpdateServer(ctx context.Context, name, url string, roundTTL time.Duration) error {
+	var ttlMs *int64
+	if roundTTL > 0 {
+		ms := roundTTL.Milliseconds()
+		ttlMs = &ms
+	}
+	tag, err := s.pool.Exec(ctx, `
+		update servers set url = $2, round_ttl = $3::bigint * interval '1 millisecond',
+		       tools = case when url = $2 then tools end,
+		       tools_expires_at = case when url = $2 then tools_expires_at end,
+		       updated_at = now()
+		where name = $1`, name, url, ttlMs)
+	if err != nil {
+		return translate(err, "server "+name)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("server " + name)
+	}
+	return nil
+}
+
+// SetServerEnabled enables or disables a server. A disabled server takes no
+// new calls; calls already started go on.
+func (s *Store) SetServerEnabled(ctx context.Context, name string, enabled bool) error {
+	return s.execOne(ctx, "server "+name,
+		`update servers set enabled = $2, updated_at = now() where name = $1`, name, enabled)
+}
+
+// ClearServerTools drops a server's cached tool catalog, so the next look
+// lists the tools again.
+func (s *Store) ClearServerTools(ctx context.Context, name string) error {
+	return s.execOne(ctx, "server "+name,
+		`update servers set tools = null, tools_expires_at = null, updated_at = now() where name = $1`, name)
+}
+
+// DeleteServer removes a server that no call used; one with calls can only
+// be disabled, so their history stays.
+func (s *Store) DeleteServer(ctx context.Context, name string) error {
+	err := s.execOne(ctx, "server "+name, `delete from servers where name = $1`, name)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+		return conflict("Server %s has calls, so it cannot be removed; disable it instead.", name)
+	}
+	return err
+}
+
+// ServerRoundTTL returns a server's own round lifetime, or zero.
+func (s *Store) ServerRoundTTL(ctx context.Context, serverID int64) (time.Duration, error) {
+	var ms *int64
+	err := s.pool.QueryRow(ctx, `select (extract(epoch from round_ttl) * 1000)::bigint from servers where id = $1`,
+		serverID).Scan(&ms)
+	if err != nil || ms == nil {
+		return 0, translate(err, "server")
+	}
+	return time.Duration(*ms) * time.Millisecond, nil
+}
+
+// SetUserAdmin grants or takes away a user's admin rights.
+func (s *Store) SetUserAdmin(ctx context.Context, name string, admin bool) error {
+	return s.execOne(ctx, "user "+name,
+		`update users set is_admin = $2, updated_at = now() where name = $1`, name, admin)
+}
+
+// SetUserPassword sets a user's password.
+func (s *Store) SetUserPassword(ctx context.Context, name, password string) error {
+	if len(password) < MinPasswordLength {
+		return &Error{Kind: ErrInvalid, Message: "The password must be at least 8 characters."}
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return &Error{Kind: ErrInvalid, Message: "The password cannot be used: " + err.Error()}
+	}
+	return s.execOne(ctx, "user "+name,
+		`update users set password_hash = $2, updated_at = now() where name = $1`, name, string(h))
+}
+
+// execOne runs a statement that must touch one row of what.
+func (s *Store) execOne(ctx context.Context, what, sql string, args ...any) error {
+	tag, err := s.pool.Exec(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(what)
+	}
+	return nil
+}
+
+// CallFilter narrows the calls of everyone.
+type CallFilter struct {
+	Status string
+	Server string
+	Owner  string
+	// StartedAfter and StartedBefore bound when calls started; zero is open.
+	StartedAfter  time.Time
+	StartedBefore time.Time
+	Offset, Limit int
+}
+
+// AdminCall is a line of the calls of everyone.
+type AdminCall struct {
+	ID          string     `db:"id"`
+	ServerName  string     `db:"server_name"`
+	Owner       string     `db:"owner"`
+	Method      string     `db:"method"`
+	Target      string     `db:"target"`
+	Status      string     `db:"status"`
+	CurrentSeq  int        `db:"current_seq"`
+	Error       *string    `db:"error"`
+	Retryable   bool       `db:"retryable"`
+	CreatedAt   time.Time  `db:"created_at"`
+	UpdatedAt   time.Time  `db:"updated_at"`
+	RoundStatus *string    `db:"round_status"`
+	ExpiresAt   *time.Time `db:"expires_at"`
+}
+
+// AdminCalls lists calls of everyone, newest first.
+func (s *Store) AdminCalls(ctx context.Context, f CallFilter) ([]AdminCall, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	rows, _ := s.pool.Query(ctx, `
+		select c.id::text as id, s.name as server_name, c.owner, c.method, c.target, c.status, c.current_seq,
+		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at
+		from calls c
+		join servers s on s.id = c.server_id
+		left join rounds r on r.call_id = c.id and r.seq = c.current_seq
+		where ($1 = '' or c.status = $1)
+		  and ($2 = '' or s.name = $2)
+		  and ($3 = '' or c.owner = $3)
+		  and ($4::timestamptz is null or c.created_at >= $4)
+		  and ($5::timestamptz is null or c.created_at < $5)
+		order by c.created_at desc, c.id
+		offset $6 limit $7`,
+		f.Status, f.Server, f.Owner, nullTime(f.StartedAfter), nullTime(f.StartedBefore), f.Offset, f.Limit)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[AdminCall])
+}
+
+// Attempt outcomes.
+const (
+	AttemptResult        = "result"
+	AttemptInputRequired = "input_required"
+	AttemptError         = "error"
+	AttemptTooManyRounds = "too_many_rounds"
+)
+
+// AttemptRecord is one MCP request the engine made for a call: the first
+// request (Seq 0) or the retry carrying the answers to round Seq.
+type AttemptRecord struct {
+	ID         int64     `db:"id"`
+	CallID     string    `db:"call_id"`
+	Seq        int       `db:"seq"`
+	Instance   string    `db:"instance"`
+	StartedAt  time.Time `db:"started_at"`
+	DurationMs int       `db:"duration_ms"`
+	Outcome    string    `db:"outcome"`
+	Error      *string   `db:"error"`
+}
+
+// RecordAttempt stores one MCP request attempt.
+func (s *Store) RecordAttempt(ctx context.Context, a AttemptRecord) error {
+	_, err := s.pool.Exec(ctx, `insert into attempts (call_id, seq, instance, started_at, duration_ms, outcome, error)
+		values ($1, $2, $3, $4, $5, $6, $7)`, a.CallID, a.Seq, a.Instance, a.StartedAt, a.DurationMs, a.Outcome, a.Error)
+	return err
+}
+
+// Attempts lists a call's MCP request attempts in order.
+func (s *Store) Attempts(ctx context.Context, callID string) ([]AttemptRecord, error) {
+	rows, _ := s.pool.Query(ctx, `select id, call_id::text as call_id, seq, instance, started_at, duration_ms, outcome, error
+		from attempts where call_id = $1 order by id`, callID)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[AttemptRecord])
+}
+
+// EndRound ends a pending round early, as an operator: status is
+// RoundExpired or RoundCancelled, and the call ends the same way. The
+// guarded update lets it happen once; a round no longer pending is
+// ErrConflict. The audit entry is written in the same transaction.
+func (s *Store) EndRound(ctx context.Context, callID string, seq int, status string, entry AuditEntry) error {
+	msg := "An administrator expired this round before it was answered."
+	if status == RoundCancelled {
+		msg = "An administrator cancelled this call."
+	} else if status != RoundExpired {
+		return &Error{Kind: ErrInvalid, Message: "A round can only be expired or cancelled."}
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `update rounds set status = $3 where call_id = $1 and seq = $2 and status = 'pending'`,
+			callID, seq, status)
+		if err != nil {
+			return translate(err, "round")
+		}
+		if tag.RowsAffected() == 0 {
+			return conflict("This round is no longer waiting for answers.")
+		}
+		if _, err := tx.Exec(ctx, `update calls set status = $3, error = $4, retryable = false,
+			updated_at = now(), finished_at = now()
+			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, status, msg); err != nil {
+			return err
+		}
+		return auditTx(ctx, tx, entry)
+	})
+}
+
+// ExpiredRound is a round the expiry ended.
+type ExpiredRound struct {
+	CallID string `db:"call_id"`
+	Seq    int    `db:"seq"`
+	Server string `db:"server"`
+}
+
+// expireBatch bounds one expiry statement.
+const expireBatch = 500
+
+// ExpireDueRounds ends every pending round past its deadline, and its call,
+// writing one audit row per round in the same statement. Rounds locked by a
+// concurrent answer or expiry are skipped (the next run sees them), and the
+// status guard lets each round be expired exactly once however many run at
+// the same time, on however many instances.
+func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]ExpiredRound, error) {
+	var all []ExpiredRound
+	for {
+		rows, _ := s.pool.Query(ctx, `
+			with due as (
+				update rounds r set status = 'expired'
+				where r.status = 'pending' and r.expires_at <= now()
+				  and (r.call_id, r.seq) in (
+					select call_id, seq from rounds
+					where status = 'pending' and expires_at <= now()
+					order by expires_at limit $2
+					for update skip locked)
+				returning r.call_id, r.seq
+			), ended as (
+				update calls c set status = 'expired', error = 'The round expired before it was answered.',
+				       retryable = false, updated_at = now(), finished_at = now()
+				from due
+				where c.id = due.call_id and c.current_seq = due.seq and c.status = 'input_required'
+				returning c.id
+			), named as (
+				select due.call_id, due.seq, s.name as server
+				from due join calls c on c.id = due.call_id join servers s on s.id = c.server_id
+			), logged as (
+				insert into audit_log (instance, actor, action, target, detail)
+				select $1, 'system', 'round.expired', call_id::text, jsonb_build_object('seq', seq, 'server', server)
+				from named
+			)
+			select call_id::text as call_id, seq, server from named`, instance, expireBatch)
+		batch, err := pgx.CollectRows(rows, pgx.RowToStructByName[ExpiredRound])
+		if err != nil {
+			return all, err
+		}
+		all = append(all, batch...)
+		if len(batch) < expireBatch {
+			return all, nil
+		}
+	}
+}

@@ -21,6 +21,7 @@ func (h *Handler) callShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	noPrefetch(c)
 	return render(c, http.StatusOK, views.CallPage(*vm))
 }
 
@@ -39,7 +40,7 @@ func (h *Handler) callLive(c echo.Context) error {
 	}
 	if wait > 0 {
 		seen := c.QueryParam("seen")
-		if _, err := h.waitForCall(ctx, call.ID, wait, func(call *store.Call) bool {
+		if _, err := h.waitForCall(ctx, call, wait, func(call *store.Call) bool {
 			return liveMark(call) != seen
 		}); err != nil {
 			return err
@@ -49,7 +50,15 @@ func (h *Handler) callLive(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	noPrefetch(c)
 	return render(c, http.StatusOK, views.CallBody(*vm))
+}
+
+// noPrefetch asks the browser not to look up the hosts of the page's links
+// ahead of a click: a URL-mode question's URL is not to be touched, not
+// even by DNS, before the person chooses to open it.
+func noPrefetch(c echo.Context) {
+	c.Response().Header().Set("X-DNS-Prefetch-Control", "off")
 }
 
 // liveMark names what the live view shows: the status and the round.

@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/metrics"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -37,6 +38,25 @@ type Config struct {
 	Workers int
 	// Capabilities are declared to every server.
 	Capabilities mcpclient.Capabilities
+	// InstanceID names this process in River, the audit log and the
+	// instances list; default NewInstanceID().
+	InstanceID string
+	// Version is the build's version, for the instances list.
+	Version string
+	// ExpiryInterval is how often rounds past their deadline are expired;
+	// default 30s. HeartbeatInterval is how often the instance says it is
+	// alive; default 5s.
+	ExpiryInterval    time.Duration
+	HeartbeatInterval time.Duration
+	// Metrics records MCP requests when set.
+	Metrics *metrics.Metrics
+	// HeldTimeout is how long a handshake-era server's mid-call question
+	// waits for an answer before it is cancelled; default 10 minutes, a
+	// common server-side timeout. A server may have its own.
+	HeldTimeout time.Duration
+	// Notifier wakes a held call when its question is answered, on any
+	// instance; without it the holder only polls.
+	Notifier *store.Notifier
 }
 
 func (c Config) withDefaults() Config {
@@ -55,6 +75,18 @@ func (c Config) withDefaults() Config {
 	if c.Workers <= 0 {
 		c.Workers = 50
 	}
+	if c.InstanceID == "" {
+		c.InstanceID = NewInstanceID()
+	}
+	if c.ExpiryInterval <= 0 {
+		c.ExpiryInterval = 30 * time.Second
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 5 * time.Second
+	}
+	if c.HeldTimeout <= 0 {
+		c.HeldTimeout = 10 * time.Minute
+	}
 	return c
 }
 
@@ -65,6 +97,7 @@ type Engine struct {
 	cfg   Config
 	log   *slog.Logger
 	river *river.Client[pgx.Tx]
+	beat  *heartbeat
 }
 
 // New builds an engine over pool. Call Start to begin working jobs.
@@ -74,10 +107,15 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 	if err := river.AddWorkerSafely(workers, &requestWorker{e: e}); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(workers, &expiryWorker{e: e}); err != nil {
+		return nil, err
+	}
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Queues:     map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}},
-		Workers:    workers,
-		JobTimeout: e.cfg.RequestTimeout,
+		ID:           e.cfg.InstanceID,
+		PeriodicJobs: e.periodicJobs(),
+		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}},
+		Workers:      workers,
+		JobTimeout:   e.cfg.RequestTimeout,
 		// Jobs are fetched when their insert's notification arrives; a short
 		// cooldown keeps an answer's retry from waiting for the next fetch.
 		FetchCooldown:        5 * time.Millisecond,
@@ -91,11 +129,20 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 	return e, nil
 }
 
-// Start begins working jobs.
-func (e *Engine) Start(ctx context.Context) error { return e.river.Start(ctx) }
+// Start begins working jobs and beating the instance's heartbeat.
+func (e *Engine) Start(ctx context.Context) error {
+	if err := e.river.Start(ctx); err != nil {
+		return err
+	}
+	e.startHeartbeat(ctx)
+	return nil
+}
 
 // Stop finishes the jobs in hand and stops.
-func (e *Engine) Stop(ctx context.Context) error { return e.river.Stop(ctx) }
+func (e *Engine) Stop(ctx context.Context) error {
+	err := e.river.Stop(ctx)
+	return errors.Join(err, e.stopHeartbeat(ctx))
+}
 
 // Config returns the engine's configuration, defaults applied.
 func (e *Engine) Config() Config { return e.cfg }
@@ -108,12 +155,17 @@ type requestWorker struct {
 	e *Engine
 }
 
+// Timeout is River's timeout for a job, which is also how long River's
+// rescuer leaves a silent job alone. It stays short so an orphan is picked
+// up within a minute. A job holding a handshake-era session runs longer:
+// it tells River it is alive every few seconds (see held.go) and is bounded
+// by its own deadlines instead.
 func (w *requestWorker) Timeout(*river.Job[store.RequestArgs]) time.Duration {
 	return w.e.cfg.RequestTimeout
 }
 
 func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestArgs]) error {
-	err := w.e.request(ctx, job.Args.CallID, job.Args.Seq)
+	err := w.e.request(ctx, job.ID, job.Attempt, job.Args.CallID, job.Args.Seq)
 	if err != nil && job.Attempt >= job.MaxAttempts {
 		// Last attempt: say so on the call rather than leave it running.
 		msg := "The request could not be completed: " + err.Error()
@@ -126,8 +178,18 @@ func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestAr
 
 // request sends the request of round seq (0 for the first) and stores what
 // came back. Errors returned are the store's: River retries them.
-func (e *Engine) request(ctx context.Context, callID string, seq int) error {
+func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID string, seq int) error {
 	log := e.log.With("call_id", callID, "seq", seq)
+	if attempt > 1 {
+		c, err := e.store.Call(ctx, callID)
+		if err != nil {
+			return err
+		}
+		if c.Handshake && !c.Finished() {
+			// The session this call was asked on died with its instance.
+			return e.orphaned(ctx, c)
+		}
+	}
 	a, err := e.store.StartAttempt(ctx, callID, seq)
 	if errors.Is(err, store.ErrConflict) {
 		log.InfoContext(ctx, "request already handled")
@@ -149,10 +211,21 @@ func (e *Engine) request(ctx context.Context, callID string, seq int) error {
 	if err != nil {
 		return e.store.FailCall(ctx, callID, seq, "The call failed: "+err.Error(), false)
 	}
-	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Capabilities: e.cfg.Capabilities}
+	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Capabilities: e.cfg.Capabilities,
+		Held: e.held(context.WithoutCancel(ctx), jobID, c, &seq)}
+	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
+		srv.Protocol = c.ServerProtocol
+	}
 
+	// Requests to 2026-07-28 servers are bounded by the MCP client's own
+	// timeout. A held session outlives River's job timeout, so it runs on a
+	// context of its own, bounded by every question's deadline.
+	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx),
+		e.cfg.RequestTimeout+time.Duration(e.cfg.MaxRounds)*e.cfg.HeldTimeout)
+	defer cancel()
 	start := time.Now()
-	out, err := e.mcp.Send(ctx, srv, req, answers)
+	out, err := e.mcp.Send(sendCtx, srv, req, answers)
+	e.observe(ctx, c, seq, start, out, err)
 	log = log.With("duration", time.Since(start).Round(time.Millisecond))
 	switch {
 	case err != nil:
@@ -168,7 +241,7 @@ func (e *Engine) request(ctx context.Context, callID string, seq int) error {
 		err = e.store.AddRound(ctx, callID, seq, store.NewRound{
 			InputRequests: out.Round.InputRequests,
 			RequestState:  out.Round.RequestState,
-			ExpiresAt:     time.Now().Add(e.cfg.RoundTTL),
+			ExpiresAt:     time.Now().Add(e.roundTTL(ctx, c.ServerID)),
 		})
 	default:
 		log.InfoContext(ctx, "call complete")

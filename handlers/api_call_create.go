@@ -59,5 +59,6 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	h.audit(c, "call.started", call.ID, map[string]any{"server": srv.Name, "tool": tool.Name, "api": true})
 	return writeJSON(c, http.StatusCreated, newAPICall(call, nil))
 }

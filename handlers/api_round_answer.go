@@ -40,6 +40,7 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	if err := h.store.AnswerRound(ctx, call.ID, round.Seq, body.InputResponses, person); err != nil {
 		return err
 	}
+	h.auditAnswer(c, call, round.Seq, body.InputResponses)
 	call, err = h.store.Call(ctx, call.ID)
 	if err != nil {
 		return err
@@ -57,6 +58,7 @@ func (h *Handler) apiCallRetry(c echo.Context) error {
 	if err := h.store.RetryCall(ctx, call.ID); err != nil {
 		return err
 	}
+	h.audit(c, "call.retried", call.ID, map[string]any{"api": true})
 	call, err = h.store.Call(ctx, call.ID)
 	if err != nil {
 		return err

@@ -43,5 +43,6 @@ func (h *Handler) callCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	h.audit(c, "call.started", call.ID, map[string]any{"server": srv.Name, "tool": vm.Name})
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }

@@ -23,5 +23,6 @@ func (h *Handler) callRetry(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	h.audit(c, "call.retried", call.ID, nil)
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }

@@ -49,6 +49,7 @@ func (h *Handler) loginSubmit(c echo.Context) error {
 			return err
 		}
 		h.log.InfoContext(ctx, "sign-in failed", "user", name, "addr", c.RealIP())
+		h.auditAs(c, name, "sign_in.failed", name, nil)
 		vm.Error = err.Error()
 		return render(c, http.StatusUnauthorized, views.LoginPage(vm))
 	}
@@ -65,11 +66,13 @@ func (h *Handler) loginSubmit(c echo.Context) error {
 		return err
 	}
 	h.log.InfoContext(ctx, "signed in", "user", u.Name)
+	h.auditAs(c, u.Name, "sign_in", u.Name, nil)
 	return c.Redirect(http.StatusSeeOther, vm.Next)
 }
 
 // logout ends the session.
 func (h *Handler) logout(c echo.Context) error {
+	h.audit(c, "sign_out", "", nil)
 	s := h.session(c)
 	s.Values = map[any]any{}
 	s.Options.MaxAge = -1

@@ -295,7 +295,7 @@ func errorLinks(qs []question) []views.ErrorLink {
 // questionLabel names a question in the error summary: its message, cut
 // short, or its key.
 func questionLabel(q question) string {
-	label := strings.TrimSpace(q.Message)
+	label := strings.TrimRight(strings.TrimSpace(q.Message), ".:?! ")
 	if label == "" {
 		label = q.Key
 	}

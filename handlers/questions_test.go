@@ -153,7 +153,7 @@ func TestURLQuestionShown(t *testing.T) {
 				t.Errorf("%d choices made before the person chose", n)
 			}
 			for _, choice := range []string{"action-accept", "action-decline", "action-cancel"} {
-				if doc.Find(`input[data-testid="` + choice + `"]`).Length() != 1 {
+				if doc.Find(`input[data-testid="`+choice+`"]`).Length() != 1 {
 					t.Errorf("no %s choice", choice)
 				}
 			}

@@ -50,6 +50,7 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 		if len(vm.Current.Errors) == 0 {
 			vm.Current.Errors = []views.ErrorLink{{Href: "#" + actionID(0), Message: "Some answers need another look."}}
 		}
+		noPrefetch(c)
 		return render(c, http.StatusUnprocessableEntity, views.CallPage(*vm))
 	}
 	err = h.store.AnswerRound(ctx, call.ID, round.Seq, responses, person)
@@ -59,6 +60,7 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	h.auditAnswer(c, call, round.Seq, responses)
 	// Drafts of answered rounds are never shown; this only tidies up.
 	if err := h.store.DeleteDraft(ctx, call.ID, round.Seq); err != nil {
 		h.log.WarnContext(ctx, "deleting a draft", "err", err)
@@ -96,5 +98,6 @@ func (h *Handler) renderNotice(c echo.Context, status int, callID, notice string
 		return err
 	}
 	vm.Notice = notice
+	noPrefetch(c)
 	return render(c, status, views.CallPage(*vm))
 }

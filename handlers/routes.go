@@ -19,6 +19,10 @@ func (h *Handler) Routes() *echo.Echo {
 	e.HidePort = true
 	e.HTTPErrorHandler = h.ErrorHandler
 	e.IPExtractor = h.ipExtractor()
+	// /metrics is served before sign-in (scrapers have no session) and
+	// before routing; observe wraps everything else.
+	e.Pre(h.metricsEndpoint)
+	e.Use(h.observe)
 	e.Use(securityHeaders)
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(maxBody))
@@ -53,6 +57,30 @@ func (h *Handler) Routes() *echo.Echo {
 	api.GET("/calls/:id", h.apiCallShow)
 	api.POST("/calls/:id/rounds/:seq", h.apiRoundAnswer)
 	api.POST("/calls/:id/retry", h.apiCallRetry)
+
+	// Admins only; anyone else gets the 404 of a missing page.
+	admin := e.Group("/admin", h.requireAdmin)
+	admin.GET("", h.adminDashboard)
+	admin.GET("/servers", h.adminServers)
+	admin.POST("/servers", h.adminServerCreate)
+	admin.GET("/servers/:server", h.adminServerShow)
+	admin.POST("/servers/:server", h.adminServerUpdate)
+	admin.POST("/servers/:server/check", h.adminServerCheck)
+	admin.POST("/servers/:server/refresh", h.adminServerRefresh)
+	admin.POST("/servers/:server/enabled", h.adminServerEnable)
+	admin.POST("/servers/:server/delete", h.adminServerDelete)
+	admin.GET("/users", h.adminUsers)
+	admin.POST("/users", h.adminUserCreate)
+	admin.POST("/users/:name/disabled", h.adminUserDisable)
+	admin.POST("/users/:name/admin", h.adminUserAdmin)
+	admin.POST("/users/:name/password", h.adminUserPassword)
+	admin.GET("/calls", h.adminCalls)
+	admin.GET("/calls/:id", h.adminCallShow)
+	admin.POST("/calls/:id/retry", h.adminCallRetry)
+	admin.POST("/calls/:id/rounds/:seq/expire", h.adminRoundExpire)
+	admin.POST("/calls/:id/rounds/:seq/cancel", h.adminRoundCancel)
+	admin.GET("/audit", h.adminAuditShow)
+	admin.GET("/instances", h.adminInstances)
 	return e
 }
 

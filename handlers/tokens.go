@@ -36,6 +36,7 @@ func (h *Handler) tokenCreate(c echo.Context) error {
 		return err
 	}
 	h.log.InfoContext(c.Request().Context(), "token created", "user", user(c).Name, "token", name)
+	h.audit(c, "token.created", name, nil)
 	vm, err := h.tokensVM(c)
 	if err != nil {
 		return err
@@ -54,6 +55,7 @@ func (h *Handler) tokenRevoke(c echo.Context) error {
 	if err := h.store.RevokeToken(c.Request().Context(), user(c).ID, id); err != nil {
 		return err
 	}
+	h.audit(c, "token.revoked", c.Param("id"), nil)
 	return c.Redirect(http.StatusSeeOther, "/tokens")
 }
 

@@ -6,6 +6,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -50,6 +51,9 @@ type Options struct {
 	// DiscoveryTTL is how long a server's negotiated version is remembered;
 	// default 10 minutes.
 	DiscoveryTTL time.Duration
+	// RequestTimeout bounds each request but a held session's call, which
+	// waits for people and is bounded by its context; default 30s.
+	RequestTimeout time.Duration
 }
 
 // Server is where requests go and what we tell it we can answer.
@@ -60,6 +64,22 @@ type Server struct {
 	// Protocol pins a revision; empty prefers 2026-07-28 and negotiates down.
 	Protocol     string
 	Capabilities Capabilities
+	// Held answers the questions a handshake-era server asks while a call
+	// is open. Without it such a server gets no capabilities declared.
+	Held *Held
+}
+
+// Held is how a handshake-era server's mid-call questions get answered.
+type Held struct {
+	// Sending is told just before the call goes out on a held session; an
+	// error stops it from going out.
+	Sending func(ctx context.Context) error
+	// Ask blocks until the question is answered (or given up on) and
+	// returns the result to send back: an ElicitResult, as JSON.
+	Ask func(ctx context.Context, q Question) (json.RawMessage, error)
+	// Completed is told when the server finishes a URL-mode question's
+	// outbound step (notifications/elicitation/complete).
+	Completed func(elicitationID string)
 }
 
 // Capabilities says which kinds of input request the client serves. Only
@@ -80,6 +100,7 @@ type Client struct {
 	shedRetries int
 	shedBackoff time.Duration
 	ttl         time.Duration
+	timeout     time.Duration
 
 	mu        sync.Mutex
 	discovery map[string]discovered // by server URL and pinned protocol
@@ -94,7 +115,7 @@ type discovered struct {
 func New(opts Options) *Client {
 	base := opts.HTTPClient
 	if base == nil {
-		base = &http.Client{Timeout: 60 * time.Second}
+		base = &http.Client{}
 	}
 	maxResponse := opts.MaxResponse
 	if maxResponse <= 0 {
@@ -119,6 +140,9 @@ func New(opts Options) *Client {
 	}
 	if c.ttl <= 0 {
 		c.ttl = 10 * time.Minute
+	}
+	if c.timeout = opts.RequestTimeout; c.timeout <= 0 {
+		c.timeout = 30 * time.Second
 	}
 	rt := base.Transport
 	if rt == nil {

@@ -24,21 +24,55 @@ type Discovery struct {
 // capabilities, since a question asked mid-call could not be answered.
 func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, error) {
 	caps := srv.Capabilities.sdk()
+	opts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}, Capabilities: caps}
 	if srv.Protocol != "" && srv.Protocol < ProtocolStateless {
-		caps = &mcp.ClientCapabilities{}
+		if srv.Held == nil {
+			// Nobody to answer a question asked mid-call: declare nothing.
+			opts.Capabilities = &mcp.ClientCapabilities{}
+		} else {
+			held := srv.Held
+			// Only elicitation is answered mid-call; sampling and roots stay
+			// undeclared on handshake sessions.
+			opts.Capabilities = (Capabilities{FormElicitation: srv.Capabilities.FormElicitation, URLElicitation: srv.Capabilities.URLElicitation}).sdk()
+			opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				params, err := json.Marshal(req.Params)
+				if err != nil {
+					return nil, err
+				}
+				kind := KindForm
+				if req.Params.Mode == "url" {
+					kind = KindURL
+				}
+				raw, err := held.Ask(ctx, Question{Key: "elicitation", Method: "elicitation/create", Kind: kind, Params: params})
+				if err != nil {
+					return nil, err
+				}
+				var res mcp.ElicitResult
+				if err := json.Unmarshal(raw, &res); err != nil {
+					return nil, err
+				}
+				return &res, nil
+			}
+			if held.Completed != nil {
+				opts.ElicitationCompleteHandler = func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+					held.Completed(req.Params.ElicitationID)
+				}
+			}
+		}
 	}
 	impl := c.impl
-	client := mcp.NewClient(&impl, &mcp.ClientOptions{
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		Capabilities:   caps,
-	})
+	client := mcp.NewClient(&impl, opts)
 	transport := &mcp.StreamableClientTransport{
-		Endpoint:             srv.URL,
-		HTTPClient:           c.httpFor(srv),
-		DisableStandaloneSSE: true,
+		Endpoint:   srv.URL,
+		HTTPClient: c.httpFor(srv),
+		// A handshake-era server may send its questions on the standalone
+		// stream; a stateless one has none.
+		DisableStandaloneSSE: srv.Held == nil,
 		MaxRetries:           -1,
 	}
-	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
+	connectCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
 	if err != nil {
 		return nil, wrapSDK(ctx, err)
 	}
@@ -76,6 +110,8 @@ type Tools struct {
 
 // ListTools lists every tool, following pages.
 func (c *Client) ListTools(ctx context.Context, srv Server) (*Tools, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	cs, err := c.connect(ctx, srv)
 	if err != nil {
 		return nil, err
@@ -147,6 +183,11 @@ func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, 
 		return nil, err
 	}
 	defer cs.Close()
+	if srv.Held != nil && srv.Held.Sending != nil {
+		if err := srv.Held.Sending(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var res any
 	switch req.Method {
 	case "", MethodCallTool:

@@ -106,6 +106,8 @@ func (c *Client) Send(ctx context.Context, srv Server, req Request, ans *Answers
 // and reads its response without decoding it into SDK types, so that the
 // input requests and the request state keep their bytes.
 func (c *Client) sendStateless(ctx context.Context, srv Server, version string, req Request, ans *Answers) (*Outcome, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	params, err := c.params(version, srv.Capabilities, req, ans)
 	if err != nil {
 		return nil, err

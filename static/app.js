@@ -7,7 +7,7 @@
   if (window.roundsApp) { return; } // htmx may bring this script in again
   window.roundsApp = true;
 
-  // answerFields lists the controls of questions not being answered.
+  // setAside lists the controls of questions not being answered.
   function setAside(form) {
     var out = [];
     form.querySelectorAll("[data-answer-fields]").forEach(function (box) {
@@ -70,6 +70,21 @@
     } else if (!e.detail.xhr || e.detail.xhr.status !== 0) {
       status(form, "The draft could not be saved.");
     }
+  });
+  // A link of the error summary puts the cursor in the control it names,
+  // not only the page at it, so that the keyboard can fix it at once.
+  document.addEventListener("click", function (e) {
+    var link = e.target.closest && e.target.closest('#error-summary a[href^="#"]');
+    var target = link && document.getElementById(link.getAttribute("href").slice(1));
+    if (!target) { return; }
+    var control = target.matches("input, select, textarea") ? target
+      : target.querySelector("input:checked, input:not([type=hidden]), select, textarea");
+    if (!control) { return; }
+    e.preventDefault();
+    target.scrollIntoView({ block: "center" });
+    // Later, not now: the Enter that followed this link would otherwise
+    // reach the control, and send the form.
+    setTimeout(function () { control.focus(); }, 0);
   });
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
   document.addEventListener("htmx:afterSettle", init);

@@ -45,9 +45,17 @@ type Call struct {
 	Result           json.RawMessage `db:"result"`
 	Error            *string         `db:"error"`
 	Retryable        bool            `db:"retryable"`
-	CreatedAt        time.Time       `db:"created_at"`
-	UpdatedAt        time.Time       `db:"updated_at"`
-	FinishedAt       *time.Time      `db:"finished_at"`
+	// Handshake is set once the call went out over a session one instance
+	// holds (a handshake-era server).
+	Handshake bool `db:"handshake"`
+	// ServerProtocol is the server's pinned revision, or "auto".
+	ServerProtocol string `db:"server_protocol"`
+	// ServerHeldSeconds is the server's own deadline for held questions,
+	// in seconds; zero means the default.
+	ServerHeldSeconds float64    `db:"server_held_seconds"`
+	CreatedAt         time.Time  `db:"created_at"`
+	UpdatedAt         time.Time  `db:"updated_at"`
+	FinishedAt        *time.Time `db:"finished_at"`
 }
 
 // Finished reports whether the call has reached an end state.
@@ -61,7 +69,8 @@ func (c *Call) Finished() bool {
 
 const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url as server_url,
 	s.header_name as server_header_name, s.header_value_enc as server_header_enc, c.owner,
-	c.method, c.target, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable,
+	c.method, c.target, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable, c.handshake,
+	s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	c.created_at, c.updated_at, c.finished_at`
 
 // Round is one input_required answer from the server: its questions, and
@@ -77,10 +86,15 @@ type Round struct {
 	AnsweredAt    *time.Time      `db:"answered_at"`
 	ExpiresAt     time.Time       `db:"expires_at"`
 	CreatedAt     time.Time       `db:"created_at"`
+	// HeldBy names the instance holding a handshake-era server's session
+	// while it waits for this round's answer; nil for 2026-07-28 rounds.
+	HeldBy         *string    `db:"held_by"`
+	ElicitationID  *string    `db:"elicitation_id"`
+	URLCompletedAt *time.Time `db:"url_completed_at"`
 }
 
 const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
-	answered_by, answered_at, expires_at, created_at`
+	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at`
 
 // NewCall is what starting a call needs.
 type NewCall struct {
@@ -182,14 +196,29 @@ func (s *Store) AnswerRound(ctx context.Context, callID string, seq int, respons
 		if tag.RowsAffected() == 0 {
 			return s.whyNotPendingTx(ctx, tx, callID, seq, &expired)
 		}
+		var held bool
+		if err := tx.QueryRow(ctx, `select held_by is not null from rounds where call_id = $1 and seq = $2`,
+			callID, seq).Scan(&held); err != nil {
+			return err
+		}
+		// A held round's answer goes back on the open session: the update
+		// below wakes the instance holding it (through the notification on
+		// calls). Any other round's answer is sent by a new job.
+		status := CallQueued
+		if held {
+			status = CallRunning
+		}
 		tag, err = tx.Exec(ctx, `
-			update calls set status = 'queued', updated_at = now()
-			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq)
+			update calls set status = $3, updated_at = now()
+			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, status)
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
 			return conflict("This round is no longer waiting for answers.")
+		}
+		if held {
+			return nil
 		}
 		return s.enqueueTx(ctx, tx, callID, seq)
 	})

@@ -60,3 +60,13 @@ func (s *Store) SetServerTools(ctx context.Context, id int64, tools json.RawMess
 		where id = $1`, id, tools, protocol, expires)
 	return err
 }
+
+// SetServerProtocol pins a server to a protocol revision, or sets it back
+// to "auto".
+func (s *Store) SetServerProtocol(ctx context.Context, name, protocol string) error {
+	if protocol == "" {
+		protocol = "auto"
+	}
+	_, err := s.pool.Exec(ctx, `update servers set protocol = $2, updated_at = now() where name = $1 and protocol <> $2`, name, protocol)
+	return err
+}

@@ -22,6 +22,7 @@ type config struct {
 	RoundTTL       time.Duration
 	MaxRounds      int
 	RequestTimeout time.Duration
+	HeldTimeout    time.Duration
 
 	SessionKeys    [][]byte // pairs: hash key, block key
 	SessionTTL     time.Duration
@@ -30,12 +31,23 @@ type config struct {
 	TrustedProxies []netip.Prefix
 	CredentialsKey []byte
 	AdminPassword  string
+
+	// MetricsAllow may scrape /metrics without a token; ExpiryInterval and
+	// HeartbeatInterval pace the expiry job and the instance heartbeat.
+	MetricsAllow      []netip.Prefix
+	ExpiryInterval    time.Duration
+	HeartbeatInterval time.Duration
 }
 
 type serverConfig struct {
 	Name string
 	URL  string
+	// Protocol is "auto" (prefer 2026-07-28, fall back) or a pinned revision.
+	Protocol string
 }
+
+// protocols are the revisions a server may be pinned to.
+var protocols = map[string]bool{"auto": true, "2026-07-28": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true}
 
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/rounds?sslmode=disable"
 
@@ -63,6 +75,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if v := getenv("MAX_ROUNDS"); v != "" {
 		if cfg.MaxRounds, err = strconv.Atoi(v); err != nil || cfg.MaxRounds < 1 {
 			return cfg, fmt.Errorf("MAX_ROUNDS: want a whole number of at least 1, got %q", v)
+		}
+	}
+	cfg.HeldTimeout = 10 * time.Minute
+	if v := getenv("HELD_TIMEOUT"); v != "" {
+		if cfg.HeldTimeout, err = time.ParseDuration(v); err != nil || cfg.HeldTimeout <= 0 {
+			return cfg, fmt.Errorf("HELD_TIMEOUT: want a positive Go duration such as 10m, got %q", v)
 		}
 	}
 	cfg.SessionTTL = 12 * time.Hour
@@ -117,18 +135,60 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return cfg, err
 		}
 	}
+	if cfg.MetricsAllow, err = parsePrefixes("METRICS_ALLOW", or(getenv("METRICS_ALLOW"), "127.0.0.0/8,::1")); err != nil {
+		return cfg, err
+	}
+	for name, d := range map[string]*time.Duration{"EXPIRY_INTERVAL": &cfg.ExpiryInterval, "HEARTBEAT_INTERVAL": &cfg.HeartbeatInterval} {
+		if v := getenv(name); v != "" {
+			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
+				return cfg, fmt.Errorf("%s: want a positive Go duration such as 30s, got %q", name, v)
+			}
+		}
+	}
 	return cfg, nil
 }
 
-// parseServers reads MCP_SERVERS: name=url,name=url.
+// parsePrefixes reads a list of addresses and CIDR ranges: 10.0.0.0/8,::1.
+func parsePrefixes(name, v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for p := range strings.SplitSeq(v, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return nil, fmt.Errorf("%s: %q is neither an address nor a CIDR range", name, p)
+			}
+			prefix = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		out = append(out, prefix.Masked())
+	}
+	return out, nil
+}
+
+// parseServers reads MCP_SERVERS: name=url,name[2025-11-25]=url. The part
+// in brackets pins the server's protocol revision; without it, "auto".
 func parseServers(v string) ([]serverConfig, error) {
 	var out []serverConfig
-	for item := range strings.SplitSeq(v, ",") {
+	for _, item := range splitOutsideBrackets(v) {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			continue
 		}
 		name, rawURL, ok := strings.Cut(item, "=")
+		protocol := "auto"
+		if base, flags, found := strings.Cut(name, "["); found && strings.HasSuffix(flags, "]") {
+			name = base
+			for flag := range strings.SplitSeq(strings.TrimSuffix(flags, "]"), ",") {
+				flag = strings.TrimPrefix(strings.TrimSpace(flag), "protocol:")
+				if !protocols[flag] {
+					return nil, fmt.Errorf("MCP_SERVERS: %q: unknown setting %q (a protocol revision such as 2025-11-25, or auto)", item, flag)
+				}
+				protocol = flag
+			}
+		}
 		if !ok || !serverName.MatchString(name) {
 			return nil, fmt.Errorf("MCP_SERVERS: %q is not name=url with a name of letters, digits, '.', '_' or '-'", item)
 		}
@@ -136,9 +196,30 @@ func parseServers(v string) ([]serverConfig, error) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("MCP_SERVERS: %q needs an http or https URL", item)
 		}
-		out = append(out, serverConfig{Name: name, URL: rawURL})
+		out = append(out, serverConfig{Name: name, URL: rawURL, Protocol: protocol})
 	}
 	return out, nil
+}
+
+// splitOutsideBrackets splits a list on commas, except those between
+// brackets: "a[x,y]=u,b=v" is two items.
+func splitOutsideBrackets(v string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range v {
+		switch r {
+		case '[':
+			depth++
+		case ']':
+			depth = max(depth-1, 0)
+		case ',':
+			if depth == 0 {
+				out = append(out, v[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, v[start:])
 }
 
 // sessionKeyPair derives a signing key and an encryption key from one

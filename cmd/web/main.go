@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/handlers"
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/metrics"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -111,6 +112,7 @@ type app struct {
 // and starts the job engine and the HTTP server.
 func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	began := time.Now()
+	log = slog.New(handlers.LogContext(log.Handler())) // request and call ids on every line
 	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
@@ -160,6 +162,10 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 			ln.Close()
 			return fail(fmt.Errorf("registering server %s: %w", s.Name, err))
 		}
+		if err := st.SetServerProtocol(ctx, s.Name, s.Protocol); err != nil {
+			ln.Close()
+			return fail(err)
+		}
 	}
 	if !cfg.serversSet {
 		// Our own demo server wants its key, like any server with credentials.
@@ -169,18 +175,24 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		}
 	}
 
-	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: version})
+	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: version, RequestTimeout: cfg.RequestTimeout})
+	notifier := store.NewNotifier(pool, log)
 	eng, err := engine.New(pool, st, mc, engine.Config{
-		RoundTTL:       cfg.RoundTTL,
-		MaxRounds:      cfg.MaxRounds,
-		RequestTimeout: cfg.RequestTimeout,
-		Capabilities:   mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
+		RoundTTL:          cfg.RoundTTL,
+		MaxRounds:         cfg.MaxRounds,
+		RequestTimeout:    cfg.RequestTimeout,
+		HeldTimeout:       cfg.HeldTimeout,
+		Notifier:          notifier,
+		Capabilities:      mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
+		Version:           version,
+		ExpiryInterval:    cfg.ExpiryInterval,
+		HeartbeatInterval: cfg.HeartbeatInterval,
+		Metrics:           metrics.New(st, cfg.MetricsAllow, log),
 	}, log)
 	if err != nil {
 		ln.Close()
 		return fail(err)
 	}
-	notifier := store.NewNotifier(pool, log)
 	h := handlers.New(handlers.Options{
 		Store: st, Engine: eng, Logger: log, Notifier: notifier,
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),

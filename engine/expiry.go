@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// expiryArgs is the periodic job that expires rounds past their deadline.
+type expiryArgs struct{}
+
+// Kind names the job for River.
+func (expiryArgs) Kind() string { return "round_expiry" }
+
+// periodicJobs are inserted by the River leader only. The job itself may
+// run on any instance; the guarded update in ExpireDueRounds, not the
+// schedule, is what makes each round expire exactly once.
+func (e *Engine) periodicJobs() []*river.PeriodicJob {
+	every := e.cfg.ExpiryInterval
+	return []*river.PeriodicJob{
+		river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
+			// One job per interval, however long a run takes.
+			return expiryArgs{}, &river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByPeriod: every}}
+		}, &river.PeriodicJobOpts{ID: "round_expiry", RunOnStart: true}),
+	}
+}
+
+type expiryWorker struct {
+	river.WorkerDefaults[expiryArgs]
+	e *Engine
+}
+
+func (w *expiryWorker) Timeout(*river.Job[expiryArgs]) time.Duration { return time.Minute }
+
+func (w *expiryWorker) Work(ctx context.Context, _ *river.Job[expiryArgs]) error {
+	expired, err := w.e.store.ExpireDueRounds(ctx, w.e.cfg.InstanceID)
+	for _, r := range expired {
+		w.e.log.InfoContext(ctx, "round expired", "call_id", r.CallID, "seq", r.Seq, "server", r.Server)
+	}
+	if err != nil {
+		return err
+	}
+	return w.e.store.PruneInstances(ctx)
+}
+
+// roundTTL is how long a new round of the server stays answerable: the
+// server's own lifetime when an operator set one, else ROUND_TTL.
+func (e *Engine) roundTTL(ctx context.Context, serverID int64) time.Duration {
+	ttl, err := e.store.ServerRoundTTL(ctx, serverID)
+	if err != nil {
+		e.log.WarnContext(ctx, "reading the server's round lifetime", "err", err)
+	}
+	if ttl <= 0 {
+		return e.cfg.RoundTTL
+	}
+	return ttl
+}

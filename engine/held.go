@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// How a job holding a handshake-era session looks after its question.
+const (
+	heldPoll      = 2 * time.Second // in case a notification was lost
+	heldKeepAlive = 3 * time.Second // keeps River's rescuer off the job
+)
+
+// held answers a handshake-era server's mid-call questions: each becomes a
+// round of the call, stored like any other and answered on any instance,
+// while this job keeps the session open and waits. seq follows the call's
+// rounds as they are asked.
+func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, seq *int) *mcpclient.Held {
+	return &mcpclient.Held{
+		Sending: func(ctx context.Context) error {
+			return e.store.MarkHandshake(ctx, c.ID)
+		},
+		Ask: func(ctx context.Context, q mcpclient.Question) (json.RawMessage, error) {
+			return e.hold(ctx, jobID, c, seq, q)
+		},
+		Completed: func(elicitationID string) {
+			if err := e.store.CompleteURLElicitation(context.WithoutCancel(ctx), c.ID, elicitationID); err != nil {
+				e.log.WarnContext(ctx, "recording a finished URL step", "call_id", c.ID, "err", err)
+			}
+		},
+	}
+}
+
+func (e *Engine) hold(ctx context.Context, jobID int64, c *store.Call, seq *int, q mcpclient.Question) (json.RawMessage, error) {
+	cancel := json.RawMessage(`{"action":"cancel"}`)
+	if *seq+1 > e.cfg.MaxRounds {
+		return cancel, nil
+	}
+	requests, err := json.Marshal(map[string]any{q.Key: map[string]any{"method": q.Method, "params": q.Params}})
+	if err != nil {
+		return nil, err
+	}
+	var p struct {
+		ElicitationID string `json:"elicitationId"`
+	}
+	_ = json.Unmarshal(q.Params, &p)
+	timeout := e.cfg.HeldTimeout
+	if c.ServerHeldSeconds > 0 {
+		timeout = time.Duration(c.ServerHeldSeconds * float64(time.Second))
+	}
+	// Subscribe before the round exists, so no answer goes unheard.
+	var notes <-chan struct{}
+	if e.cfg.Notifier != nil {
+		var stop func()
+		notes, stop = e.cfg.Notifier.Subscribe(c.ID)
+		defer stop()
+	}
+	n, err := e.store.AddHeldRound(ctx, c.ID, *seq, store.HeldRound{
+		InputRequests: requests, ElicitationID: p.ElicitationID, HeldBy: e.cfg.InstanceID,
+		ExpiresAt: time.Now().Add(timeout),
+	})
+	if err != nil {
+		return nil, err
+	}
+	*seq = n
+	log := e.log.With("call_id", c.ID, "seq", n)
+	log.InfoContext(ctx, "holding a question asked mid-call", "deadline", timeout)
+
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	poll := time.NewTicker(heldPoll)
+	defer poll.Stop()
+	alive := time.NewTicker(heldKeepAlive)
+	defer alive.Stop()
+	for {
+		r, err := e.store.Round(ctx, c.ID, n)
+		if err != nil {
+			return nil, err
+		}
+		switch r.Status {
+		case store.RoundAnswered:
+			var responses map[string]json.RawMessage
+			if err := json.Unmarshal(r.Responses, &responses); err != nil || responses[q.Key] == nil {
+				return nil, errors.New("the stored answer cannot be read")
+			}
+			log.InfoContext(ctx, "answer returned on the held session")
+			return responses[q.Key], nil
+		case store.RoundExpired, store.RoundCancelled:
+			return cancel, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-notes:
+		case <-poll.C:
+		case <-alive.C:
+			if err := e.store.KeepJobAlive(ctx, jobID); err != nil {
+				log.WarnContext(ctx, "keeping the held job alive", "err", err)
+			}
+		case <-deadline.C:
+			expired, err := e.store.ExpireHeldRound(ctx, c.ID, n)
+			if err != nil {
+				return nil, err
+			}
+			if expired {
+				// The spec's cancel: the person made no choice in time.
+				log.InfoContext(ctx, "held question expired; cancelling it towards the server")
+				return cancel, nil
+			}
+		}
+	}
+}
+
+// orphaned ends a handshake-era call whose holding instance died: the
+// server's session went with it. Sending the call again would repeat its
+// side effects, so it is not retried.
+func (e *Engine) orphaned(ctx context.Context, c *store.Call) error {
+	e.log.WarnContext(ctx, "held session lost with its instance", "call_id", c.ID)
+	return e.store.AbandonHeldCall(ctx, c.ID,
+		"The instance holding this call's session with the server stopped, so the server's session is gone. "+
+			"The call was not sent again, since repeating it could repeat what it does. Start it again if you want it.")
+}

@@ -1,0 +1,197 @@
+package handlers
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// checkTimeout bounds a check or a tools refresh from the admin pages.
+const checkTimeout = 10 * time.Second
+
+// adminServerShow shows one server: check, settings, tools, availability.
+func (h *Handler) adminServerShow(c echo.Context) error {
+	vm, err := h.adminServerVM(c.Request().Context(), c.Param("server"))
+	if err != nil {
+		return err
+	}
+	vm.Notice = adminNotices[c.QueryParam("done")]
+	return render(c, http.StatusOK, views.AdminServerPage(*vm))
+}
+
+func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminServerVM, error) {
+	s, err := h.store.AdminServer(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	vm := &views.AdminServerVM{
+		Name: s.Name, URL: s.URL, Enabled: s.Enabled, Header: h.store.MaskedHeader(&s.Server),
+		HeaderName: s.HeaderName, DefaultTTL: h.engine.Config().RoundTTL.String(), Calls: s.Calls,
+		Protocol: s.ProtocolVersion, Base: "/admin/servers/" + url.PathEscape(s.Name),
+	}
+	if s.RoundTTL > 0 {
+		vm.RoundTTL = s.RoundTTL.String()
+	}
+	if s.Tools != nil && s.ToolsExpiresAt != nil {
+		vm.ToolsUntil = s.ToolsExpiresAt
+		var tools []struct{ Name, Title string }
+		_ = json.Unmarshal(s.Tools, &tools)
+		for _, t := range tools {
+			vm.Tools = append(vm.Tools, views.ToolVM{Name: t.Name, Title: cmp.Or(t.Title, t.Name)})
+		}
+	}
+	return vm, nil
+}
+
+// adminServerUpdate saves a server's URL, round lifetime and credentials.
+func (h *Handler) adminServerUpdate(c echo.Context) error {
+	ctx := c.Request().Context()
+	vm, err := h.adminServerVM(ctx, c.Param("server"))
+	if err != nil {
+		return err
+	}
+	rawURL, ttlText := strings.TrimSpace(c.FormValue("url")), strings.TrimSpace(c.FormValue("round_ttl"))
+	headerName, headerValue := strings.TrimSpace(c.FormValue("header_name")), c.FormValue("header_value")
+	remove := c.FormValue("header_remove") != ""
+	vm.URL, vm.RoundTTL, vm.HeaderName = rawURL, ttlText, headerName
+	vm.Error = checkServerForm(vm.Name, rawURL, headerName, headerValue, true)
+	var ttl time.Duration
+	if ttlText != "" && vm.Error == "" {
+		ttl, err = time.ParseDuration(strings.ReplaceAll(ttlText, " ", ""))
+		if err != nil || ttl < time.Second {
+			vm.Error = "Give the round lifetime as a duration of at least a second, such as 90s, 30m or 48h; or leave it empty."
+		}
+	}
+	if vm.Error != "" {
+		return render(c, http.StatusUnprocessableEntity, views.AdminServerPage(*vm))
+	}
+	if err := h.store.UpdateServer(ctx, vm.Name, rawURL, ttl); err != nil {
+		return err
+	}
+	h.audit(c, "server.updated", vm.Name, map[string]any{"url": rawURL, "round_ttl": ttl.String()})
+	switch {
+	case remove:
+		if err := h.store.SetServerHeader(ctx, vm.Name, "", ""); err != nil {
+			return err
+		}
+		h.audit(c, "server.credentials_removed", vm.Name, nil)
+	case headerValue != "":
+		if err := h.store.SetServerHeader(ctx, vm.Name, headerName, headerValue); err != nil {
+			return err
+		}
+		h.audit(c, "server.credentials_set", vm.Name, map[string]any{"header": canonicalHeader(headerName)})
+	}
+	return c.Redirect(http.StatusSeeOther, vm.Base+"?done=saved")
+}
+
+// adminServerCheck asks the server who it is and shows the answer.
+func (h *Handler) adminServerCheck(c echo.Context) error {
+	ctx := c.Request().Context()
+	vm, err := h.adminServerVM(ctx, c.Param("server"))
+	if err != nil {
+		return err
+	}
+	srv, err := h.mcpServer(ctx, vm.Name)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	d, err := h.engine.MCP().Discover(ctx, srv)
+	h.audit(c, "server.checked", vm.Name, map[string]any{"ok": err == nil})
+	if err != nil {
+		vm.CheckError = "The server could not be checked: " + err.Error()
+		return render(c, http.StatusOK, views.AdminServerPage(*vm))
+	}
+	var caps bytes.Buffer
+	if len(d.Capabilities) == 0 || json.Indent(&caps, d.Capabilities, "", "  ") != nil {
+		caps.WriteString("{}")
+	}
+	vm.Discovery = &views.DiscoveryVM{
+		Protocol: d.Protocol, ServerName: d.ServerName, Version: d.Version,
+		Instructions: d.Instructions, Capabilities: caps.String(),
+	}
+	return render(c, http.StatusOK, views.AdminServerPage(*vm))
+}
+
+// adminServerRefresh drops the cached tools and lists them again.
+func (h *Handler) adminServerRefresh(c echo.Context) error {
+	ctx := c.Request().Context()
+	name := c.Param("server")
+	if err := h.store.ClearServerTools(ctx, name); err != nil {
+		return err
+	}
+	h.audit(c, "server.tools_refreshed", name, nil)
+	s, err := h.store.AdminServer(ctx, name)
+	if err != nil {
+		return err
+	}
+	lctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	if _, err := h.engine.Tools(lctx, &s.Server); err != nil {
+		vm, verr := h.adminServerVM(ctx, name)
+		if verr != nil {
+			return verr
+		}
+		vm.Error = "The tools could not be listed: " + err.Error()
+		return render(c, http.StatusOK, views.AdminServerPage(*vm))
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/servers/"+url.PathEscape(name)+"?done=refreshed")
+}
+
+// adminServerEnable enables or disables a server.
+func (h *Handler) adminServerEnable(c echo.Context) error {
+	name := c.Param("server")
+	enabled := c.FormValue("enabled") == "true"
+	if err := h.store.SetServerEnabled(c.Request().Context(), name, enabled); err != nil {
+		return err
+	}
+	done := map[bool]string{true: "enabled", false: "disabled"}[enabled]
+	h.audit(c, "server."+done, name, nil)
+	return c.Redirect(http.StatusSeeOther, "/admin/servers/"+url.PathEscape(name)+"?done="+done)
+}
+
+// adminServerDelete removes a server no call used.
+func (h *Handler) adminServerDelete(c echo.Context) error {
+	ctx := c.Request().Context()
+	name := c.Param("server")
+	err := h.store.DeleteServer(ctx, name)
+	if errors.Is(err, store.ErrConflict) {
+		vm, verr := h.adminServerVM(ctx, name)
+		if verr != nil {
+			return verr
+		}
+		vm.Error = err.Error()
+		return render(c, http.StatusConflict, views.AdminServerPage(*vm))
+	}
+	if err != nil {
+		return err
+	}
+	h.audit(c, "server.removed", name, nil)
+	return c.Redirect(http.StatusSeeOther, "/admin/servers?done=removed")
+}
+
+// mcpServer is how the engine reaches a server, credentials included.
+func (h *Handler) mcpServer(ctx context.Context, name string) (mcpclient.Server, error) {
+	s, err := h.store.AdminServer(ctx, name)
+	if err != nil {
+		return mcpclient.Server{}, err
+	}
+	header, err := h.store.ServerHeader(&s.Server)
+	if err != nil {
+		return mcpclient.Server{}, err
+	}
+	return mcpclient.Server{URL: s.URL, Header: header, Capabilities: h.engine.Config().Capabilities}, nil
+}

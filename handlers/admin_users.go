@@ -1,0 +1,99 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// adminUsers lists the users with the add form.
+func (h *Handler) adminUsers(c echo.Context) error {
+	return h.renderUsers(c, http.StatusOK, views.AdminUsersVM{Notice: adminNotices[c.QueryParam("done")]})
+}
+
+func (h *Handler) renderUsers(c echo.Context, status int, vm views.AdminUsersVM) error {
+	users, err := h.store.Users(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	for _, u := range users {
+		vm.Users = append(vm.Users, views.AdminUserVM{
+			Name: u.Name, IsAdmin: u.IsAdmin, Disabled: u.Disabled, Password: u.PasswordHash != nil,
+			Created: u.CreatedAt, Self: u.Name == h.person(c), Base: "/admin/users/" + url.PathEscape(u.Name),
+		})
+	}
+	return render(c, status, views.AdminUsersPage(vm))
+}
+
+// adminUserCreate adds a user.
+func (h *Handler) adminUserCreate(c echo.Context) error {
+	name := strings.TrimSpace(c.FormValue("name"))
+	admin := c.FormValue("admin") != ""
+	_, err := h.store.CreateUser(c.Request().Context(), name, c.FormValue("password"), admin)
+	var se *store.Error
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return h.renderUsers(c, http.StatusUnprocessableEntity, views.AdminUsersVM{
+			NewName: name, NewAdmin: admin, Error: "A user named " + name + " already exists."})
+	case errors.Is(err, store.ErrInvalid) && errors.As(err, &se):
+		msg := se.Message
+		if strings.HasPrefix(msg, "user ") {
+			msg = "Give a name of letters, digits, '.', '_', '@' or '-', starting with a letter or digit."
+		}
+		return h.renderUsers(c, http.StatusUnprocessableEntity, views.AdminUsersVM{NewName: name, NewAdmin: admin, Error: msg})
+	case err != nil:
+		return err
+	}
+	h.audit(c, "user.added", name, map[string]any{"admin": admin})
+	return c.Redirect(http.StatusSeeOther, "/admin/users?done=user")
+}
+
+// adminUserDisable disables or enables a user; a disabled user's session
+// and tokens stop working at their next request.
+func (h *Handler) adminUserDisable(c echo.Context) error {
+	name := c.Param("name")
+	if name == h.person(c) {
+		return h.renderUsers(c, http.StatusConflict, views.AdminUsersVM{Error: "You cannot disable yourself."})
+	}
+	disabled := c.FormValue("disabled") == "true"
+	if err := h.store.SetUserDisabled(c.Request().Context(), name, disabled); err != nil {
+		return err
+	}
+	h.audit(c, map[bool]string{true: "user.disabled", false: "user.enabled"}[disabled], name, nil)
+	return c.Redirect(http.StatusSeeOther, "/admin/users?done=user")
+}
+
+// adminUserAdmin grants or takes away admin rights.
+func (h *Handler) adminUserAdmin(c echo.Context) error {
+	name := c.Param("name")
+	if name == h.person(c) {
+		return h.renderUsers(c, http.StatusConflict, views.AdminUsersVM{Error: "You cannot change your own admin rights."})
+	}
+	admin := c.FormValue("admin") == "true"
+	if err := h.store.SetUserAdmin(c.Request().Context(), name, admin); err != nil {
+		return err
+	}
+	h.audit(c, map[bool]string{true: "user.admin_granted", false: "user.admin_revoked"}[admin], name, nil)
+	return c.Redirect(http.StatusSeeOther, "/admin/users?done=user")
+}
+
+// adminUserPassword sets a new password for a user.
+func (h *Handler) adminUserPassword(c echo.Context) error {
+	name := c.Param("name")
+	err := h.store.SetUserPassword(c.Request().Context(), name, c.FormValue("password"))
+	var se *store.Error
+	if errors.Is(err, store.ErrInvalid) && errors.As(err, &se) {
+		return h.renderUsers(c, http.StatusUnprocessableEntity, views.AdminUsersVM{Error: se.Message})
+	}
+	if err != nil {
+		return err
+	}
+	h.audit(c, "user.password_reset", name, nil)
+	return c.Redirect(http.StatusSeeOther, "/admin/users?done=user")
+}

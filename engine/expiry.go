@@ -18,10 +18,14 @@ func (expiryArgs) Kind() string { return "round_expiry" }
 // schedule, is what makes each round expire exactly once.
 func (e *Engine) periodicJobs() []*river.PeriodicJob {
 	every := e.cfg.ExpiryInterval
+	opts := &river.InsertOpts{MaxAttempts: 3}
+	if every >= time.Second { // River's shortest unique period
+		// One job per interval, however long a run takes.
+		opts.UniqueOpts = river.UniqueOpts{ByPeriod: every}
+	}
 	return []*river.PeriodicJob{
 		river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
-			// One job per interval, however long a run takes.
-			return expiryArgs{}, &river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByPeriod: every}}
+			return expiryArgs{}, opts
 		}, &river.PeriodicJobOpts{ID: "round_expiry", RunOnStart: true}),
 	}
 }

@@ -110,7 +110,7 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 		}
 		vm.History = append(vm.History, views.RoundVM{
 			Seq: r.Seq, Status: r.Status, AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt,
-			Questions: answeredVMs(r, call.ServerName),
+			Questions: answeredVMs(r, call.ServerName), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
 		})
 	}
 	if call.Status == store.CallComplete {
@@ -191,6 +191,7 @@ func currentRoundVM(call *store.Call, r *store.Round, qs []question, actions []s
 		DraftAction: action + "/draft",
 		Status:      r.Status,
 		ExpiresAt:   r.ExpiresAt,
+		Held:        r.HeldBy != nil,
 		Questions:   questionVMs(qs, call.ServerName, actions),
 		Errors:      errorLinks(qs),
 	}, nil

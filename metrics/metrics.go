@@ -171,8 +171,19 @@ func (d *dbCollector) Collect(ch chan<- prometheus.Metric) {
 	if jobs, err := d.st.JobQueue(ctx); err != nil {
 		ch <- prometheus.NewInvalidMetric(jobsDesc, err)
 	} else {
+		// The app's own kinds are always there, at zero when idle, so a
+		// graph of the queue has no gaps.
+		depth := map[[2]string]int64{}
+		for _, kind := range []string{"mcp_request", "round_expiry"} {
+			for _, state := range []string{"available", "scheduled", "retryable", "running"} {
+				depth[[2]string{kind, state}] = 0
+			}
+		}
 		for _, j := range jobs {
-			ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(j.N), j.Kind, j.State)
+			depth[[2]string{j.Kind, j.State}] += j.N
+		}
+		for k, n := range depth {
+			ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
 		}
 	}
 }

@@ -89,6 +89,11 @@ type RoundVM struct {
 	// last was, if ever.
 	DraftAction string
 	DraftSaved  *time.Time
+	// Held is set when a handshake-era server asked this mid-call and waits
+	// on an open session until ExpiresAt.
+	Held bool
+	// URLCompleted is when the server said a URL-mode step was finished.
+	URLCompleted *time.Time
 }
 
 // QuestionVM is one question of a round.

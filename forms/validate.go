@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -35,7 +36,41 @@ func Validate(schema json.RawMessage, content any) (fieldErrors map[string]strin
 // compile compiles a parsed schema (draft 2020-12 unless it says otherwise)
 // with format assertions on and every URL loader refused: a $ref or $schema
 // that points outside the document fails instead of reading files or the network.
+// Compiled schemas are kept, keyed by their canonical JSON: every page view
+// of a round would otherwise compile its schemas again. The cache is
+// bounded; when full it starts over.
+var compiled = struct {
+	sync.Mutex
+	m map[string]*jsonschema.Schema
+}{m: map[string]*jsonschema.Schema{}}
+
+const maxCompiled = 1024
+
 func compile(doc any) (*jsonschema.Schema, error) {
+	key, err := json.Marshal(doc)
+	if err != nil {
+		return compileNew(doc)
+	}
+	compiled.Lock()
+	sch, ok := compiled.m[string(key)]
+	compiled.Unlock()
+	if ok {
+		return sch, nil
+	}
+	sch, err = compileNew(doc)
+	if err != nil {
+		return nil, err
+	}
+	compiled.Lock()
+	if len(compiled.m) >= maxCompiled {
+		compiled.m = map[string]*jsonschema.Schema{}
+	}
+	compiled.m[string(key)] = sch
+	compiled.Unlock()
+	return sch, nil
+}
+
+func compileNew(doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()

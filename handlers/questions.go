@@ -341,15 +341,22 @@ func answeredVMs(r *store.Round, server string) []views.QuestionVM {
 }
 
 // questionSummaries is a short text per question, for the inbox.
+// It reads only the messages: building the forms would compile every schema.
 func questionSummaries(raw json.RawMessage) []string {
-	qs, err := questionsOf(&store.Round{InputRequests: raw})
+	qs, err := mcpclient.ParseQuestions(raw)
 	if err != nil {
 		return []string{"(questions that cannot be read)"}
 	}
 	var out []string
 	for _, q := range qs {
-		if q.Message != "" {
-			out = append(out, q.Message)
+		var p struct {
+			Message string `json:"message"`
+		}
+		if q.Params != nil {
+			_ = json.Unmarshal(q.Params, &p)
+		}
+		if p.Message != "" {
+			out = append(out, p.Message)
 		} else {
 			out = append(out, q.Key)
 		}

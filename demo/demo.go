@@ -1,7 +1,8 @@
 // Package demo is a small MCP server, speaking revision 2026-07-28, whose
-// tools ask their questions through Multi Round-Trip Requests: a tools/call
-// answers with input_required, elicitation requests and a signed
-// requestState, and the client retries with the answers.
+// tools, prompt and resources ask their questions through Multi Round-Trip
+// Requests: a request answers with input_required, input requests
+// (elicitation, sampling, roots) and a signed requestState, and the client
+// retries with the answers.
 package demo
 
 import (
@@ -45,11 +46,18 @@ func NewServer(opts Options) *mcp.Server {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "rounds-demo", Title: "Rounds demo", Version: "1.0.0"}, &mcp.ServerOptions{
 		Instructions: "Demo tools that ask the user questions through multi round-trip requests.",
-		Capabilities: &mcp.ServerCapabilities{}, // tools only; the SDK adds them
+		Capabilities: &mcp.ServerCapabilities{}, // the SDK adds tools, prompts and resources
 	})
 	for _, t := range d.tools() {
 		s.AddTool(t.def, d.handler(t))
 	}
+	for _, p := range d.prompts() {
+		s.AddPrompt(p.def, d.promptHandler(p))
+	}
+	for _, r := range d.resources() {
+		s.AddResource(r.def, d.resourceHandler(r))
+	}
+	s.AddResourceTemplate(greetingTemplate, greetingHandler)
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,7 +19,9 @@ type tool struct {
 	finish func(c *call) *mcp.CallToolResult
 }
 
-// question is one elicitation request; key is its key in inputRequests.
+// question is one input request; key is its key in inputRequests. It is an
+// elicitation (a form, or a URL when form is nil) unless sampling or roots
+// is set.
 type question struct {
 	key     string
 	message string
@@ -26,6 +29,9 @@ type question struct {
 	url     string // URL mode, when form is nil
 	// check, if set, holds the tool's own expectations beyond the schema.
 	check func(answer map[string]any) string
+	// sampling asks the client for a model's reply; roots for its roots.
+	sampling *mcp.CreateMessageParams
+	roots    bool
 }
 
 // call is one tool call as the tool sees it.
@@ -51,44 +57,67 @@ func (d *demo) handler(t *tool) mcp.ToolHandler {
 		if problem != "" {
 			return failed("Invalid arguments: " + problem), nil
 		}
-		sum, err := digest(args)
+		c, asks, err := d.play(t.def.Name, t.rounds, args, req.Params.RequestState, req.Params.InputResponses, req.ClientCapabilities())
 		if err != nil {
 			return nil, err
 		}
-		p := progress{Tool: t.def.Name, Args: sum}
-		// Responses without a requestState answer nothing we asked: ignore them.
-		retry := req.Params.RequestState != ""
-		if retry {
-			if p, err = d.open(req.Params.RequestState, t.def.Name, sum); err != nil {
-				return nil, invalidParams("invalid requestState: " + err.Error())
-			}
-			if p.Round < 0 || p.Round >= len(t.rounds) {
-				return nil, invalidParams("invalid requestState: no such round")
-			}
-		}
-		if p.Answers == nil {
-			p.Answers = map[string]map[string]any{}
-		}
-		c := &call{args: args, answers: p.Answers, action: "accept"}
-		for ; p.Round < len(t.rounds); p.Round++ {
-			qs := t.rounds[p.Round](c)
-			if !retry {
-				return d.ask(req, p, qs, nil)
-			}
-			retry = false
-			again, err := collect(c, qs, req.Params.InputResponses)
-			if err != nil {
-				return nil, err
-			}
-			if c.action != "accept" {
-				return t.finish(c), nil
-			}
-			if len(again) > 0 {
-				return d.ask(req, p, qs, again)
-			}
+		if asks != nil {
+			return &mcp.CallToolResult{InputRequests: asks.requests, RequestState: asks.state}, nil
 		}
 		return t.finish(c), nil
 	}
+}
+
+// asking is an input_required answer: the questions and the sealed state.
+type asking struct {
+	requests mcp.InputRequestMap
+	state    string
+}
+
+// play runs the rounds of a tool, prompt or resource (named id in the
+// state) for one request: it returns the next questions to ask, or the
+// call once every round is answered or the user stopped.
+func (d *demo) play(id string, rounds []func(*call) []question, args map[string]any, state string,
+	responses mcp.InputResponseMap, caps *mcp.ClientCapabilities) (*call, *asking, error) {
+	sum, err := digest(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := progress{Tool: id, Args: sum}
+	// Responses without a requestState answer nothing we asked: ignore them.
+	retry := state != ""
+	if retry {
+		if p, err = d.open(state, id, sum); err != nil {
+			return nil, nil, invalidParams("invalid requestState: " + err.Error())
+		}
+		if p.Round < 0 || p.Round >= len(rounds) {
+			return nil, nil, invalidParams("invalid requestState: no such round")
+		}
+	}
+	if p.Answers == nil {
+		p.Answers = map[string]map[string]any{}
+	}
+	c := &call{args: args, answers: p.Answers, action: "accept"}
+	for ; p.Round < len(rounds); p.Round++ {
+		qs := rounds[p.Round](c)
+		if !retry {
+			a, err := d.ask(caps, p, qs, nil)
+			return nil, a, err
+		}
+		retry = false
+		again, err := collect(c, qs, responses)
+		if err != nil {
+			return nil, nil, err
+		}
+		if c.action != "accept" {
+			return c, nil, nil
+		}
+		if len(again) > 0 {
+			a, err := d.ask(caps, p, qs, again)
+			return nil, a, err
+		}
+	}
+	return c, nil, nil
 }
 
 // collect records the answers to this round's questions in c. It returns the
@@ -103,6 +132,18 @@ func collect(c *call, qs []question, responses mcp.InputResponseMap) (map[string
 		resp, ok := responses[q.key]
 		if !ok || resp == nil {
 			again[q.key] = ""
+			continue
+		}
+		if q.sampling != nil || q.roots {
+			answer, problem, err := q.received(resp)
+			if err != nil {
+				return nil, err
+			}
+			if problem != "" {
+				again[q.key] = problem
+				continue
+			}
+			c.answers[q.key] = answer
 			continue
 		}
 		er, ok := resp.(*mcp.ElicitResult)
@@ -143,10 +184,47 @@ func (q question) accept(content map[string]any) (map[string]any, string) {
 	return answer, problem
 }
 
-// ask returns an input_required result for the round's unanswered questions.
+// received reads the answer to a sampling or roots question: the reply's
+// text and model, or the roots' URIs and names.
+func (q question) received(resp mcp.InputResponse) (map[string]any, string, error) {
+	if q.roots {
+		r, ok := resp.(*mcp.ListRootsResult)
+		if !ok {
+			return nil, "", invalidParams(fmt.Sprintf("inputResponses[%q] is not a roots list", q.key))
+		}
+		var roots []any
+		for _, root := range r.Roots {
+			if root != nil {
+				roots = append(roots, map[string]any{"uri": root.URI, "name": root.Name})
+			}
+		}
+		return map[string]any{"roots": roots}, "", nil
+	}
+	var model string
+	var content []mcp.Content
+	switch r := resp.(type) {
+	case *mcp.CreateMessageWithToolsResult:
+		model, content = r.Model, r.Content
+	case *mcp.CreateMessageResult:
+		model, content = r.Model, []mcp.Content{r.Content}
+	default:
+		return nil, "", invalidParams(fmt.Sprintf("inputResponses[%q] is not a sampling result", q.key))
+	}
+	var text []string
+	for _, c := range content {
+		if tc, ok := c.(*mcp.TextContent); ok && strings.TrimSpace(tc.Text) != "" {
+			text = append(text, tc.Text)
+		}
+	}
+	if len(text) == 0 {
+		return nil, "the reply had no text", nil
+	}
+	return map[string]any{"text": strings.Join(text, "\n"), "model": model}, "", nil
+}
+
+// ask returns an input_required answer for the round's unanswered questions.
 // With again set, it asks only those, saying what was wrong.
-func (d *demo) ask(req *mcp.CallToolRequest, p progress, qs []question, again map[string]string) (*mcp.CallToolResult, error) {
-	caps := req.ClientCapabilities()
+func (d *demo) ask(caps *mcp.ClientCapabilities, p progress, qs []question, again map[string]string) (*asking, error) {
 	asks := mcp.InputRequestMap{}
 	for _, q := range qs {
 		problem, asking := again[q.key]
@@ -156,6 +234,20 @@ func (d *demo) ask(req *mcp.CallToolRequest, p progress, qs []question, again ma
 		msg := q.message
 		if problem != "" {
 			msg = "Please try again: " + problem + ". " + msg
+		}
+		switch {
+		case q.sampling != nil:
+			if caps == nil || caps.Sampling == nil {
+				return nil, missing("sampling", "sampling")
+			}
+			asks[q.key] = q.sampling
+			continue
+		case q.roots:
+			if caps == nil || caps.RootsV2 == nil && !caps.Roots.ListChanged {
+				return nil, missing("roots", "roots")
+			}
+			asks[q.key] = &mcp.ListRootsParams{}
+			continue
 		}
 		if q.form == nil {
 			if err := needElicitation(caps, "url"); err != nil {
@@ -173,7 +265,17 @@ func (d *demo) ask(req *mcp.CallToolRequest, p progress, qs []question, again ma
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{InputRequests: asks, RequestState: state}, nil
+	return &asking{requests: asks, state: state}, nil
+}
+
+// missing refuses to ask for sampling or roots of a client that has not
+// declared them, as the spec requires.
+func missing(capability, what string) error {
+	return &jsonrpc.Error{
+		Code:    mcp.CodeMissingRequiredClientCapabilities,
+		Message: fmt.Sprintf("this asks for %s: the client must declare the %s capability", what, capability),
+		Data:    json.RawMessage(fmt.Sprintf(`{"requiredCapabilities":{%q:{}}}`, capability)),
+	}
 }
 
 // needElicitation refuses to send an elicitation mode the client has not

@@ -20,6 +20,8 @@ func (d *demo) tools() []*tool {
 		schedule(),
 		connectAccount(),
 		approve(),
+		writeHaiku(),
+		showRoots(),
 	}
 	for _, t := range ts {
 		t.def.InputSchema = t.input.raw

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,7 @@ func (e *Engine) Tools(ctx context.Context, srv *store.Server) ([]*mcp.Tool, err
 	if err != nil {
 		return nil, err
 	}
-	list, err := e.mcp.ListTools(ctx, mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.cfg.Capabilities})
+	list, err := e.mcp.ListTools(ctx, e.mcpServer(srv, header))
 	if err != nil {
 		return nil, err
 	}
@@ -57,4 +58,46 @@ func (e *Engine) Tool(ctx context.Context, srv *store.Server, name string) (*mcp
 		}
 	}
 	return nil, &store.Error{Kind: store.ErrNotFound, Message: "tool " + name + " not found"}
+}
+
+// mcpServer is how the engine reaches a registered server.
+func (e *Engine) mcpServer(srv *store.Server, header http.Header) mcpclient.Server {
+	return mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots)}
+}
+
+// Catalog lists a server's prompts, resources and resource templates. They
+// are listed afresh each time: only the tools are cached.
+func (e *Engine) Catalog(ctx context.Context, srv *store.Server) (*mcpclient.Catalog, error) {
+	header, err := e.store.ServerHeader(srv)
+	if err != nil {
+		return nil, err
+	}
+	return e.mcp.ListCatalog(ctx, e.mcpServer(srv, header))
+}
+
+// Prompt returns one prompt of a server.
+func (e *Engine) Prompt(ctx context.Context, srv *store.Server, name string) (*mcp.Prompt, error) {
+	header, err := e.store.ServerHeader(srv)
+	if err != nil {
+		return nil, err
+	}
+	prompts, err := e.mcp.ListPrompts(ctx, e.mcpServer(srv, header))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range prompts {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, &store.Error{Kind: store.ErrNotFound, Message: "prompt " + name + " not found"}
+}
+
+// ResourceTemplates lists a server's resource templates.
+func (e *Engine) ResourceTemplates(ctx context.Context, srv *store.Server) ([]*mcp.ResourceTemplate, error) {
+	header, err := e.store.ServerHeader(srv)
+	if err != nil {
+		return nil, err
+	}
+	return e.mcp.ListResourceTemplates(ctx, e.mcpServer(srv, header))
 }

@@ -211,8 +211,8 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if err != nil {
 		return e.store.FailCall(ctx, callID, seq, "The call failed: "+err.Error(), false)
 	}
-	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Capabilities: e.cfg.Capabilities,
-		Held: e.held(context.WithoutCancel(ctx), jobID, c, &seq)}
+	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Capabilities: e.capabilities(c.ServerSampling, c.ServerRoots),
+		Roots: mcpRoots(c.ServerRootsList), Held: e.held(context.WithoutCancel(ctx), jobID, c, &seq)}
 	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
 		srv.Protocol = c.ServerProtocol
 	}
@@ -242,6 +242,8 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 			InputRequests: out.Round.InputRequests,
 			RequestState:  out.Round.RequestState,
 			ExpiresAt:     time.Now().Add(e.roundTTL(ctx, c.ServerID)),
+			Responses:     autoAnswers(out.Round.Questions, c.ServerRootsList),
+			Instance:      e.cfg.InstanceID,
 		})
 	default:
 		log.InfoContext(ctx, "call complete")
@@ -252,6 +254,43 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		return nil
 	}
 	return err
+}
+
+// capabilities are what the engine declares to a server: forms and pages
+// always, sampling and roots only where they are switched on for it.
+func (e *Engine) capabilities(sampling, roots bool) mcpclient.Capabilities {
+	caps := e.cfg.Capabilities
+	caps.Sampling, caps.Roots = sampling, roots
+	return caps
+}
+
+// autoAnswers answers a round that asks only for roots, from the server's
+// configured roots, so no person is asked. Any other round gets nil: a
+// person answers it, and the roots with it.
+func autoAnswers(qs []mcpclient.Question, roots json.RawMessage) json.RawMessage {
+	if len(qs) == 0 {
+		return nil
+	}
+	responses := map[string]json.RawMessage{}
+	for _, q := range qs {
+		if q.Kind != mcpclient.KindRoots {
+			return nil
+		}
+		responses[q.Key] = store.RootsResult(roots)
+	}
+	b, err := json.Marshal(responses)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func mcpRoots(raw json.RawMessage) []mcpclient.Root {
+	var out []mcpclient.Root
+	for _, r := range store.ParseRoots(raw) {
+		out = append(out, mcpclient.Root{URI: r.URI, Name: r.Name})
+	}
+	return out
 }
 
 // describe turns a request error into a message for the person, and says
@@ -271,7 +310,11 @@ func describe(err error) (string, bool) {
 	case errors.As(err, &server):
 		return "The server refused the request: " + server.Message, true
 	case errors.As(err, &undeclared):
-		return "The call failed: " + undeclared.Error() + ".", false
+		msg := "The call failed: " + undeclared.Error() + "."
+		if undeclared.Kind == mcpclient.KindSampling || undeclared.Kind == mcpclient.KindRoots {
+			msg += " An administrator can switch " + undeclared.Kind + " on for this server."
+		}
+		return msg, false
 	default:
 		return "The call failed: " + err.Error(), true
 	}

@@ -90,8 +90,10 @@ func adminQuestions(r *store.Round) []views.AdminQuestionVM {
 		Action  string          `json:"action"`
 		Content json.RawMessage `json:"content"`
 	}
+	var raw map[string]json.RawMessage
 	if r.Responses != nil {
 		_ = json.Unmarshal(r.Responses, &answers)
+		_ = json.Unmarshal(r.Responses, &raw)
 	}
 	out := make([]views.AdminQuestionVM, 0, len(qs))
 	for _, q := range qs {
@@ -99,12 +101,19 @@ func adminQuestions(r *store.Round) []views.AdminQuestionVM {
 			Message string `json:"message"`
 		}
 		_ = json.Unmarshal(q.Params, &p)
+		if p.Message == "" {
+			p.Message = kindSummary(q)
+		}
 		qv := views.AdminQuestionVM{Key: q.Key, Kind: q.Kind, Message: p.Message}
 		if a, ok := answers[q.Key]; ok {
 			qv.Action = a.Action
 			var pretty bytes.Buffer
 			if len(a.Content) > 0 && json.Indent(&pretty, a.Content, "", "  ") == nil {
 				qv.Content = pretty.String()
+			}
+			if q.Kind == mcpclient.KindRoots {
+				// A roots answer has no content: it is the roots.
+				qv.Content = prettyJSON(raw[q.Key])
 			}
 		}
 		out = append(out, qv)

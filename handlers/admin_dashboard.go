@@ -58,7 +58,7 @@ func (h *Handler) roundsPerHourChart(ctx context.Context, now time.Time) (views.
 	}
 	chart := views.ChartVM{
 		ID: "rounds-per-hour", Title: "Rounds ended per hour, last 24 hours",
-		CategoryHeader: "Hour (UTC)", Stacked: true,
+		CategoryHeader: "Hour (UTC)", Stacked: true, ZeroRowsNote: "hours when no round ended are left out",
 	}
 	index := map[string]int{}
 	for i, o := range store.Outcomes {

@@ -28,7 +28,7 @@ func (h *Handler) adminInstances(c echo.Context) error {
 		}
 		vm.Rows = append(vm.Rows, views.InstanceRowVM{
 			ID: i.ID, Version: i.Version, Hostname: i.Hostname, PID: i.PID, Started: i.StartedAt,
-			LastSeen: i.LastSeenAt, Interval: (time.Duration(i.IntervalMs) * time.Millisecond).String(),
+			LastSeen: i.LastSeenAt, Interval: shortDuration(time.Duration(i.IntervalMs) * time.Millisecond),
 			Jobs: i.JobsRunning, State: state, Leader: i.Leader, Self: i.ID == self,
 		})
 	}

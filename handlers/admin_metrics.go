@@ -38,8 +38,10 @@ func (h *Handler) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			route = "unmatched"
 		}
 		h.engine.Config().Metrics.ObserveHTTP(req.Method, route, status, d)
-		h.log.InfoContext(c.Request().Context(), "request", "method", req.Method, "route", route,
-			"path", req.URL.Path, "status", status, "duration_ms", d.Milliseconds())
+		if route != "/healthz" && route != "/readyz" { // probes every few seconds: metrics only
+			h.log.InfoContext(c.Request().Context(), "request", "method", req.Method, "route", route,
+				"path", req.URL.Path, "status", status, "duration_ms", d.Milliseconds())
+		}
 		return nil
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -38,11 +39,12 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	}
 	vm := &views.AdminServerVM{
 		Name: s.Name, URL: s.URL, Enabled: s.Enabled, Header: h.store.MaskedHeader(&s.Server),
-		HeaderName: s.HeaderName, DefaultTTL: h.engine.Config().RoundTTL.String(), Calls: s.Calls,
+		HeaderName: s.HeaderName, DefaultTTL: shortDuration(h.engine.Config().RoundTTL), Calls: s.Calls,
 		Protocol: s.ProtocolVersion, Base: "/admin/servers/" + url.PathEscape(s.Name),
+		Sampling: s.Sampling, Roots: s.Roots, RootsText: rootsText(store.ParseRoots(s.RootsList)),
 	}
 	if s.RoundTTL > 0 {
-		vm.RoundTTL = s.RoundTTL.String()
+		vm.RoundTTL = shortDuration(s.RoundTTL)
 	}
 	if s.Tools != nil && s.ToolsExpiresAt != nil {
 		vm.ToolsUntil = s.ToolsExpiresAt
@@ -74,13 +76,32 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 			vm.Error = "Give the round lifetime as a duration of at least a second, such as 90s, 30m or 48h; or leave it empty."
 		}
 	}
+	// The sampling and roots settings are saved when the form has them.
+	features := c.FormValue("features") != ""
+	var roots []store.Root
+	if features {
+		vm.Sampling, vm.Roots, vm.RootsText = c.FormValue("sampling") != "", c.FormValue("roots") != "", c.FormValue("roots_list")
+		var rootsErr error
+		if roots, rootsErr = parseRootsText(vm.RootsText); rootsErr != nil && vm.Error == "" {
+			vm.Error = rootsErr.Error()
+		}
+	}
 	if vm.Error != "" {
 		return render(c, http.StatusUnprocessableEntity, views.AdminServerPage(*vm))
 	}
 	if err := h.store.UpdateServer(ctx, vm.Name, rawURL, ttl); err != nil {
 		return err
 	}
-	h.audit(c, "server.updated", vm.Name, map[string]any{"url": rawURL, "round_ttl": ttl.String()})
+	if features {
+		if err := h.store.SetServerFeatures(ctx, vm.Name, vm.Sampling, vm.Roots); err != nil {
+			return err
+		}
+		if err := h.store.SetServerRoots(ctx, vm.Name, roots); err != nil {
+			return err
+		}
+		h.audit(c, "server.features", vm.Name, map[string]any{"sampling": vm.Sampling, "roots": vm.Roots, "root_count": len(roots)})
+	}
+	h.audit(c, "server.updated", vm.Name, map[string]any{"url": rawURL, "round_ttl": shortDuration(ttl)})
 	switch {
 	case remove:
 		if err := h.store.SetServerHeader(ctx, vm.Name, "", ""); err != nil {
@@ -193,5 +214,40 @@ func (h *Handler) mcpServer(ctx context.Context, name string) (mcpclient.Server,
 	if err != nil {
 		return mcpclient.Server{}, err
 	}
-	return mcpclient.Server{URL: s.URL, Header: header, Capabilities: h.engine.Config().Capabilities}, nil
+	caps := h.engine.Config().Capabilities
+	caps.Sampling, caps.Roots = s.Sampling, s.Roots
+	return mcpclient.Server{URL: s.URL, Header: header, Capabilities: caps}, nil
+}
+
+// rootsText writes roots one a line, as the admin page edits them: the
+// URI, then the name.
+func rootsText(roots []store.Root) string {
+	var b strings.Builder
+	for _, r := range roots {
+		b.WriteString(strings.TrimSpace(r.URI + " " + r.Name))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// parseRootsText reads the admin page's roots: one file:// URI a line,
+// optionally followed by a space and a name.
+func parseRootsText(text string) ([]store.Root, error) {
+	roots := []store.Root{}
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		uri, name, _ := strings.Cut(line, " ")
+		root, err := store.NewRoot(uri, strings.TrimSpace(name))
+		if err != nil {
+			return nil, fmt.Errorf("Roots, line %d: %v. Write one file:// URI a line, then a space and a name if you like.", n+1, err)
+		}
+		roots = append(roots, root)
+	}
+	if len(roots) > 100 {
+		return nil, errors.New("Give at most 100 roots.")
+	}
+	return roots, nil
 }

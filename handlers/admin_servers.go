@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -103,10 +104,26 @@ func checkServerForm(name, rawURL, headerName, headerValue string, editing bool)
 // ttlLabel words a server's round lifetime.
 func (h *Handler) ttlLabel(s *store.AdminServer) string {
 	if s.RoundTTL > 0 {
-		return s.RoundTTL.String()
+		return shortDuration(s.RoundTTL)
 	}
-	return "default (" + h.engine.Config().RoundTTL.String() + ")"
+	return "default (" + shortDuration(h.engine.Config().RoundTTL) + ")"
 }
 
 // canonicalHeader is the header name as it will be sent.
 func canonicalHeader(name string) string { return textproto.CanonicalMIMEHeaderKey(name) }
+
+// shortDuration words a duration as Go parses it, without zero units:
+// 24h rather than 24h0m0s; "" for zero.
+func shortDuration(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}

@@ -12,26 +12,42 @@ import (
 )
 
 type apiCallRequest struct {
-	Server    string          `json:"server"`
+	Server string `json:"server"`
+	// Method is tools/call (the default), prompts/get or resources/read.
+	Method    string          `json:"method"`
 	Tool      string          `json:"tool"`
+	Prompt    string          `json:"prompt"`
+	URI       string          `json:"uri"`
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// apiCallCreate starts a tool call: POST /api/v1/calls.
+// apiCallCreate starts a tool call, a prompt or a resource read:
+// POST /api/v1/calls.
 func (h *Handler) apiCallCreate(c echo.Context) error {
 	ctx := c.Request().Context()
 	var req apiCallRequest
 	if err := json.NewDecoder(c.Request().Body).Decode(&req); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The body must be a JSON object.")
 	}
-	if req.Server == "" || req.Tool == "" {
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"server" and "tool" are required.`)
+	if req.Method == "" {
+		req.Method = mcpclient.MethodCallTool
+	}
+	var target string
+	switch req.Method {
+	case mcpclient.MethodCallTool:
+		target = req.Tool
+	case mcpclient.MethodGetPrompt:
+		target = req.Prompt
+	case mcpclient.MethodReadResource:
+		target = req.URI
+	default:
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"method" must be "tools/call", "prompts/get" or "resources/read".`)
+	}
+	if req.Server == "" || target == "" {
+		what := map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"server" and "`+what+`" are required.`)
 	}
 	srv, err := h.store.ServerByName(ctx, req.Server)
-	if err != nil {
-		return err
-	}
-	tool, err := h.engine.Tool(ctx, srv, req.Tool)
 	if err != nil {
 		return err
 	}
@@ -42,23 +58,52 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if err := json.Unmarshal(req.Arguments, &args); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, `"arguments" must be a JSON object.`)
 	}
-	if _, ok := args.(map[string]any); !ok {
+	argsMap, ok := args.(map[string]any)
+	if !ok {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"arguments" must be a JSON object.`)
 	}
-	if schema, err := json.Marshal(tool.InputSchema); err == nil && string(schema) != "null" {
-		if fieldErrs, err := forms.Validate(schema, args); err == nil && len(fieldErrs) > 0 {
-			return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
-				Message: "The arguments do not fit the tool's input schema.",
-				Fields:  map[string]map[string]string{"arguments": fieldErrs},
-			}})
+	var fieldErrs map[string]string
+	switch req.Method {
+	case mcpclient.MethodCallTool:
+		tool, err := h.engine.Tool(ctx, srv, req.Tool)
+		if err != nil {
+			return err
+		}
+		target = tool.Name
+		if schema, err := json.Marshal(tool.InputSchema); err == nil && string(schema) != "null" {
+			if errs, err := forms.Validate(schema, args); err == nil && len(errs) > 0 {
+				fieldErrs = errs
+			}
+		}
+	case mcpclient.MethodGetPrompt:
+		prompt, err := h.engine.Prompt(ctx, srv, req.Prompt)
+		if err != nil {
+			return err
+		}
+		fieldErrs = checkPromptArguments(prompt.Arguments, argsMap)
+	case mcpclient.MethodReadResource:
+		if err := checkURI(req.URI); err != nil {
+			return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
+		}
+		if len(argsMap) > 0 {
+			return echo.NewHTTPError(http.StatusUnprocessableEntity, `A resource read takes no "arguments".`)
 		}
 	}
+	if len(fieldErrs) > 0 {
+		what := map[string]string{mcpclient.MethodCallTool: "the tool's input schema", mcpclient.MethodGetPrompt: "the prompt's arguments"}[req.Method]
+		return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
+			Message: "The arguments do not fit " + what + ".",
+			Fields:  map[string]map[string]string{"arguments": fieldErrs},
+		}})
+	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: tool.Name, Arguments: req.Arguments,
+		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Arguments: req.Arguments,
 	})
 	if err != nil {
 		return err
 	}
-	h.audit(c, "call.started", call.ID, map[string]any{"server": srv.Name, "tool": tool.Name, "api": true})
+	detail := map[string]any{"server": srv.Name, "api": true}
+	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
+	h.audit(c, "call.started", call.ID, detail)
 	return writeJSON(c, http.StatusCreated, newAPICall(call, nil))
 }

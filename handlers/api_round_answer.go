@@ -32,15 +32,21 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	withRoots(qs, call)
 	if errs := checkAPIAnswers(qs, body.InputResponses); len(errs) > 0 {
 		return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
 			Message: "Some answers do not fit: " + fieldErrorText(errs), Fields: errs,
 		}})
 	}
-	if err := h.store.AnswerRound(ctx, call.ID, round.Seq, body.InputResponses, person); err != nil {
+	// Roots are answered from the server's settings, not by the caller.
+	responses, err := addRootsAnswers(qs, body.InputResponses)
+	if err != nil {
 		return err
 	}
-	h.auditAnswer(c, call, round.Seq, body.InputResponses)
+	if err := h.answerRound(ctx, call, round, qs, responses, person); err != nil {
+		return err
+	}
+	h.auditAnswer(c, call, round.Seq, responses)
 	call, err = h.store.Call(ctx, call.ID)
 	if err != nil {
 		return err

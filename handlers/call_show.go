@@ -114,7 +114,7 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 		})
 	}
 	if call.Status == store.CallComplete {
-		vm.Result = resultVM(call.Method, call.Result)
+		vm.Result = resultVM(call.Method, call.Result, href+"/contents/")
 	}
 	return vm, nil
 }
@@ -159,6 +159,9 @@ func fromDraft(qs []question, form url.Values) []string {
 			q.Form.Decode(form)
 			clearErrors(q.Form)
 		}
+		if q.Sampling != nil {
+			q.Reply = postedReply(form, i)
+		}
 	}
 	return actions
 }
@@ -184,6 +187,7 @@ func currentRoundVM(call *store.Call, r *store.Round, qs []question, actions []s
 			return nil, err
 		}
 	}
+	withRoots(qs, call)
 	action := "/calls/" + call.ID + "/rounds/" + strconv.Itoa(r.Seq)
 	return &views.RoundVM{
 		Seq:         r.Seq,

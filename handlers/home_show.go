@@ -26,7 +26,7 @@ func (h *Handler) homeShow(c echo.Context) error {
 	for i := range servers {
 		wg.Go(func() {
 			srv := &servers[i]
-			s := views.ServerVM{Name: srv.Name, URL: srv.URL}
+			s := views.ServerVM{Name: srv.Name, URL: srv.URL, Href: "/servers/" + url.PathEscape(srv.Name)}
 			tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			tools, err := h.engine.Tools(tctx, srv)

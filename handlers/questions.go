@@ -40,6 +40,15 @@ type question struct {
 	Unsupported string
 	// Error says what is wrong with the posted choice of answer.
 	Error string
+	// Sampling is a sampling request to write the reply to; Reply is what
+	// was typed, ReplyError what is wrong with it.
+	Sampling   *views.SamplingVM
+	Reply      string
+	ReplyError string
+	// Roots and Auto are a roots/list question's answer, from the server's
+	// settings: to show, and to send (see withRoots).
+	Roots []views.RootVM
+	Auto  json.RawMessage
 }
 
 type elicitParams struct {
@@ -73,6 +82,19 @@ func questionsOf(r *store.Round) ([]question, error) {
 			out[i].URL = urlVM(p.URL)
 			continue
 		}
+		switch q.Kind {
+		case mcpclient.KindSampling:
+			vm, summary, ok := samplingVM(q.Params)
+			out[i].Sampling, out[i].Message = vm, summary
+			if !ok {
+				out[i].Message = kindSummary(q)
+				out[i].Unsupported = "The server sent a sampling request that cannot be read. You can decline it."
+			}
+			continue
+		case mcpclient.KindRoots:
+			out[i].Message = kindSummary(q)
+			continue
+		}
 		if q.Kind != mcpclient.KindForm {
 			out[i].Unsupported = "This kind of question cannot be answered here. You can decline or cancel it."
 			continue
@@ -101,6 +123,27 @@ func decodeAnswers(qs []question, values url.Values) (json.RawMessage, []string,
 		q := &qs[i]
 		action := values.Get(actionName(i))
 		actions[i] = action
+		switch q.Kind {
+		case mcpclient.KindRoots:
+			// Answered from the server's settings, never by the person.
+			responses[q.Key] = q.Auto
+			continue
+		case mcpclient.KindSampling:
+			q.Reply = postedReply(values, i)
+			switch {
+			case action == actionDecline || action == actionCancel:
+				responses[q.Key] = map[string]any{"action": actionDecline}
+			case action != actionAccept || q.Unsupported != "":
+				ok = false
+				q.Error = "Choose whether to send your reply or decline."
+			case strings.TrimSpace(q.Reply) == "":
+				ok = false
+				q.ReplyError = replyRequired
+			default:
+				responses[q.Key] = samplingReply(q.Reply)
+			}
+			continue
+		}
 		switch {
 		case action == actionDecline || action == actionCancel:
 			responses[q.Key] = map[string]any{"action": action}
@@ -188,8 +231,20 @@ func checkAPIAnswers(qs []question, raw json.RawMessage) map[string]map[string]s
 	for _, q := range qs {
 		known[q.Key] = true
 		answer, present := given[q.Key]
+		if q.Kind == mcpclient.KindRoots {
+			if present {
+				add(q.Key, "", rootsGiven)
+			}
+			continue
+		}
 		if !present {
 			add(q.Key, "", "Answer this question (accept, decline or cancel).")
+			continue
+		}
+		if q.Kind == mcpclient.KindSampling {
+			for field, msg := range checkSamplingAnswer(answer) {
+				add(q.Key, field, msg)
+			}
 			continue
 		}
 		var a apiAnswer
@@ -261,6 +316,8 @@ func questionVMs(qs []question, server string, actions []string) []views.Questio
 			Key: q.Key, Server: server, Message: q.Message, Kind: q.Kind,
 			ActionName: actionName(i), ActionID: actionID(i), Action: action, Form: q.Form, Unsupported: q.Unsupported,
 			URL: q.URL, Error: q.Error,
+			Sampling: q.Sampling, Reply: q.Reply, ReplyName: replyName(i), ReplyID: replyID(i), ReplyError: q.ReplyError,
+			Roots: q.Roots,
 		}
 	}
 	return out
@@ -272,6 +329,9 @@ func errorLinks(qs []question) []views.ErrorLink {
 	for i, q := range qs {
 		if q.Error != "" {
 			links = append(links, views.ErrorLink{Href: "#" + actionID(i), Message: questionLabel(q) + ": " + q.Error})
+		}
+		if q.ReplyError != "" {
+			links = append(links, views.ErrorLink{Href: "#" + replyID(i), Message: "Your reply: " + q.ReplyError})
 		}
 		if q.Form == nil {
 			continue
@@ -313,6 +373,8 @@ func answeredVMs(r *store.Round, server string) []views.QuestionVM {
 	}
 	var given map[string]apiAnswer
 	_ = json.Unmarshal(r.Responses, &given)
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(r.Responses, &raw)
 	out := make([]views.QuestionVM, len(qs))
 	for i, q := range qs {
 		vm := views.QuestionVM{Key: q.Key, Server: server, Message: q.Message, Kind: q.Kind}
@@ -325,6 +387,10 @@ func answeredVMs(r *store.Round, server string) []views.QuestionVM {
 			vm.Answer = "Not answered."
 		case !ok:
 			vm.Answer = "No answer."
+		case q.Kind == mcpclient.KindSampling:
+			vm.Answer, vm.AnswerJSON = answeredSampling(raw[q.Key])
+		case q.Kind == mcpclient.KindRoots:
+			vm.Answer, vm.AnswerJSON = answeredRoots(raw[q.Key])
 		case a.Action == actionAccept && q.Kind == mcpclient.KindURL:
 			vm.Answer = "Finished on the page."
 		case a.Action == actionAccept:
@@ -354,6 +420,9 @@ func questionSummaries(raw json.RawMessage) []string {
 		}
 		if q.Params != nil {
 			_ = json.Unmarshal(q.Params, &p)
+		}
+		if p.Message == "" {
+			p.Message = kindSummary(q)
 		}
 		if p.Message != "" {
 			out = append(out, p.Message)

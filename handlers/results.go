@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
+	"strconv"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/views"
@@ -34,8 +35,16 @@ type wireContent struct {
 }
 
 // resultVM renders a server's final result. Every string stays text.
-func resultVM(method string, raw json.RawMessage) *views.ResultVM {
-	if method != mcpclient.MethodCallTool {
+// downloads is where a resource's binary contents are downloaded from,
+// followed by their index.
+func resultVM(method string, raw json.RawMessage, downloads string) *views.ResultVM {
+	switch method {
+	case mcpclient.MethodGetPrompt:
+		return promptVM(raw)
+	case mcpclient.MethodReadResource:
+		return contentsVM(raw, downloads)
+	case mcpclient.MethodCallTool:
+	default:
 		return &views.ResultVM{Raw: prettyJSON(raw)}
 	}
 	var r struct {
@@ -46,7 +55,7 @@ func resultVM(method string, raw json.RawMessage) *views.ResultVM {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return &views.ResultVM{Raw: prettyJSON(raw)}
 	}
-	vm := &views.ResultVM{IsError: r.IsError}
+	vm := &views.ResultVM{IsError: r.IsError, Kind: "tool"}
 	for _, c := range r.Content {
 		vm.Blocks = append(vm.Blocks, contentVM(c))
 	}
@@ -54,6 +63,73 @@ func resultVM(method string, raw json.RawMessage) *views.ResultVM {
 		vm.Structured = prettyJSON(r.StructuredContent)
 	}
 	return vm
+}
+
+// promptVM renders a prompts/get result: its description and messages.
+func promptVM(raw json.RawMessage) *views.ResultVM {
+	var r struct {
+		Description string `json:"description"`
+		Messages    []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return &views.ResultVM{Raw: prettyJSON(raw)}
+	}
+	vm := &views.ResultVM{Kind: "prompt", Description: r.Description}
+	for _, m := range r.Messages {
+		vm.Messages = append(vm.Messages, messageVM(m.Role, m.Content))
+	}
+	return vm
+}
+
+// resourceContents is a resources/read result's contents.
+type resourceContents struct {
+	Contents []struct {
+		URI      string  `json:"uri"`
+		MIMEType string  `json:"mimeType"`
+		Text     *string `json:"text"`
+		Blob     *string `json:"blob"`
+	} `json:"contents"`
+}
+
+// contentsVM renders a resources/read result: text as text, and binary
+// contents as a link to download them, never shown.
+func contentsVM(raw json.RawMessage, downloads string) *views.ResultVM {
+	var r resourceContents
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return &views.ResultVM{Raw: prettyJSON(raw)}
+	}
+	vm := &views.ResultVM{Kind: "resource"}
+	for i, c := range r.Contents {
+		item := views.ResourceContentVM{URI: c.URI, MIMEType: c.MIMEType}
+		switch {
+		case c.Blob != nil:
+			item.Blob = true
+			if data, err := base64.StdEncoding.DecodeString(*c.Blob); err == nil {
+				item.Href = downloads + strconv.Itoa(i)
+				item.Size = byteSize(len(data))
+			}
+		case c.Text != nil:
+			item.Text = *c.Text
+		}
+		vm.Contents = append(vm.Contents, item)
+	}
+	return vm
+}
+
+// byteSize says how large n bytes are, for people.
+func byteSize(n int) string {
+	switch {
+	case n == 1:
+		return "1 byte"
+	case n < 1<<10:
+		return strconv.Itoa(n) + " bytes"
+	case n < 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }
 
 func contentVM(c wireContent) views.ContentVM {

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -32,6 +34,7 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	withRoots(qs, call)
 	responses, actions, ok := decodeAnswers(qs, values)
 	if !ok {
 		// Keep what was typed, as a draft, should the person leave now.
@@ -53,7 +56,7 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 		noPrefetch(c)
 		return render(c, http.StatusUnprocessableEntity, views.CallPage(*vm))
 	}
-	err = h.store.AnswerRound(ctx, call.ID, round.Seq, responses, person)
+	err = h.answerRound(ctx, call, round, qs, responses, person)
 	if errors.Is(err, store.ErrConflict) {
 		return h.renderNotice(c, http.StatusConflict, call.ID, err.Error())
 	}
@@ -66,6 +69,16 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 		h.log.WarnContext(ctx, "deleting a draft", "err", err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
+}
+
+// answerRound stores a round's answers and sends them on; a declined
+// sampling request instead ends the call with no retry, except on a held
+// session, where the server waits for the refusal.
+func (h *Handler) answerRound(ctx context.Context, call *store.Call, round *store.Round, qs []question, responses json.RawMessage, person string) error {
+	if round.HeldBy == nil && refused(qs, responses) {
+		return h.store.RefuseRound(ctx, call.ID, round.Seq, responses, person, refusedSampling)
+	}
+	return h.store.AnswerRound(ctx, call.ID, round.Seq, responses, person)
 }
 
 // ownedRound loads the call and round named in the path.

@@ -6,9 +6,9 @@ package mcpclient
 
 import (
 	"context"
-	"encoding/json"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,9 +64,18 @@ type Server struct {
 	// Protocol pins a revision; empty prefers 2026-07-28 and negotiates down.
 	Protocol     string
 	Capabilities Capabilities
+	// Roots are what a handshake-era server's roots/list is answered with,
+	// when Capabilities.Roots is set.
+	Roots []Root
 	// Held answers the questions a handshake-era server asks while a call
 	// is open. Without it such a server gets no capabilities declared.
 	Held *Held
+}
+
+// Root is a file:// URI a server may look at, with an optional name.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
 }
 
 // Held is how a handshake-era server's mid-call questions get answered.
@@ -75,7 +84,9 @@ type Held struct {
 	// error stops it from going out.
 	Sending func(ctx context.Context) error
 	// Ask blocks until the question is answered (or given up on) and
-	// returns the result to send back: an ElicitResult, as JSON.
+	// returns the result to send back, as JSON: an ElicitResult, or for
+	// sampling a CreateMessageResult or an object with an "action" when
+	// the person declined.
 	Ask func(ctx context.Context, q Question) (json.RawMessage, error)
 	// Completed is told when the server finishes a URL-mode question's
 	// outbound step (notifications/elicitation/complete).

@@ -20,20 +20,20 @@ type Discovery struct {
 }
 
 // connect opens a go-sdk session: server/discover first, falling back to the
-// initialize handshake for older servers. Handshake-era sessions declare no
-// capabilities, since a question asked mid-call could not be answered.
+// initialize handshake for older servers. A handshake-era session declares
+// only what can be answered while the call is open: elicitation and sampling
+// through srv.Held, roots from srv.Roots.
 func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, error) {
 	caps := srv.Capabilities.sdk()
 	opts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}, Capabilities: caps}
+	var roots []*mcp.Root
 	if srv.Protocol != "" && srv.Protocol < ProtocolStateless {
 		if srv.Held == nil {
 			// Nobody to answer a question asked mid-call: declare nothing.
 			opts.Capabilities = &mcp.ClientCapabilities{}
 		} else {
 			held := srv.Held
-			// Only elicitation is answered mid-call; sampling and roots stay
-			// undeclared on handshake sessions.
-			opts.Capabilities = (Capabilities{FormElicitation: srv.Capabilities.FormElicitation, URLElicitation: srv.Capabilities.URLElicitation}).sdk()
+			opts.Capabilities = srv.Capabilities.sdk()
 			opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 				params, err := json.Marshal(req.Params)
 				if err != nil {
@@ -53,6 +53,16 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, e
 				}
 				return &res, nil
 			}
+			if srv.Capabilities.Sampling {
+				opts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					return askSampling(ctx, held, req.Params)
+				}
+			}
+			if srv.Capabilities.Roots {
+				for _, r := range srv.Roots {
+					roots = append(roots, &mcp.Root{URI: r.URI, Name: r.Name})
+				}
+			}
 			if held.Completed != nil {
 				opts.ElicitationCompleteHandler = func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
 					held.Completed(req.Params.ElicitationID)
@@ -62,6 +72,8 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, e
 	}
 	impl := c.impl
 	client := mcp.NewClient(&impl, opts)
+	// The go-sdk answers roots/list from these, without asking anyone.
+	client.AddRoots(roots...)
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   srv.URL,
 		HTTPClient: c.httpFor(srv),
@@ -133,6 +145,160 @@ func (c *Client) ListTools(ctx context.Context, srv Server) (*Tools, error) {
 			break
 		}
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+	return out, nil
+}
+
+// Catalog is what a server offers besides tools: prompts, resources and
+// resource templates. A kind the server does not declare is empty.
+type Catalog struct {
+	Prompts   []*mcp.Prompt
+	Resources []*mcp.Resource
+	Templates []*mcp.ResourceTemplate
+}
+
+// ListCatalog lists a server's prompts, resources and resource templates,
+// following pages, over one session.
+func (c *Client) ListCatalog(ctx context.Context, srv Server) (*Catalog, error) {
+	out := &Catalog{}
+	err := c.withSession(ctx, srv, func(cs *mcp.ClientSession) (err error) {
+		if out.Prompts, err = listPrompts(ctx, cs); err != nil {
+			return err
+		}
+		if out.Resources, err = listResources(ctx, cs); err != nil {
+			return err
+		}
+		out.Templates, err = listResourceTemplates(ctx, cs)
+		return err
+	})
+	return out, err
+}
+
+// ListPrompts lists a server's prompts, following pages.
+func (c *Client) ListPrompts(ctx context.Context, srv Server) (prompts []*mcp.Prompt, err error) {
+	err = c.withSession(ctx, srv, func(cs *mcp.ClientSession) error {
+		prompts, err = listPrompts(ctx, cs)
+		return err
+	})
+	return prompts, err
+}
+
+// ListResources lists a server's resources, following pages.
+func (c *Client) ListResources(ctx context.Context, srv Server) (resources []*mcp.Resource, err error) {
+	err = c.withSession(ctx, srv, func(cs *mcp.ClientSession) error {
+		resources, err = listResources(ctx, cs)
+		return err
+	})
+	return resources, err
+}
+
+// ListResourceTemplates lists a server's resource templates, following pages.
+func (c *Client) ListResourceTemplates(ctx context.Context, srv Server) (templates []*mcp.ResourceTemplate, err error) {
+	err = c.withSession(ctx, srv, func(cs *mcp.ClientSession) error {
+		templates, err = listResourceTemplates(ctx, cs)
+		return err
+	})
+	return templates, err
+}
+
+// withSession runs list on a fresh session, bounded by the request timeout.
+func (c *Client) withSession(ctx context.Context, srv Server, list func(cs *mcp.ClientSession) error) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	cs, err := c.connect(ctx, srv)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	c.remember(srv, cs.InitializeResult().ProtocolVersion)
+	if err := list(cs); err != nil {
+		return wrapSDK(ctx, err)
+	}
+	return nil
+}
+
+// maxPages bounds a listing, against a server that pages forever.
+const maxPages = 100
+
+// notOffered reports a server answering that it has no such list, which
+// some do for a kind they declared without any entries.
+func notOffered(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code == jsonrpc.CodeMethodNotFound
+}
+
+func serverCaps(cs *mcp.ClientSession) *mcp.ServerCapabilities {
+	if res := cs.InitializeResult(); res != nil && res.Capabilities != nil {
+		return res.Capabilities
+	}
+	return &mcp.ServerCapabilities{}
+}
+
+func listPrompts(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Prompt, error) {
+	if serverCaps(cs).Prompts == nil {
+		return nil, nil
+	}
+	var out []*mcp.Prompt
+	params := &mcp.ListPromptsParams{}
+	for range maxPages {
+		res, err := cs.ListPrompts(ctx, params)
+		if notOffered(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Prompts...)
+		if res.NextCursor == "" {
+			break
+		}
+		params = &mcp.ListPromptsParams{Cursor: res.NextCursor}
+	}
+	return out, nil
+}
+
+func listResources(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Resource, error) {
+	if serverCaps(cs).Resources == nil {
+		return nil, nil
+	}
+	var out []*mcp.Resource
+	params := &mcp.ListResourcesParams{}
+	for range maxPages {
+		res, err := cs.ListResources(ctx, params)
+		if notOffered(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Resources...)
+		if res.NextCursor == "" {
+			break
+		}
+		params = &mcp.ListResourcesParams{Cursor: res.NextCursor}
+	}
+	return out, nil
+}
+
+func listResourceTemplates(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.ResourceTemplate, error) {
+	if serverCaps(cs).Resources == nil {
+		return nil, nil
+	}
+	var out []*mcp.ResourceTemplate
+	params := &mcp.ListResourceTemplatesParams{}
+	for range maxPages {
+		res, err := cs.ListResourceTemplates(ctx, params)
+		if notOffered(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.ResourceTemplates...)
+		if res.NextCursor == "" {
+			break
+		}
+		params = &mcp.ListResourceTemplatesParams{Cursor: res.NextCursor}
 	}
 	return out, nil
 }
@@ -214,6 +380,35 @@ func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, 
 	}
 	return &Outcome{Result: raw, Protocol: version}, nil
 }
+
+// askSampling asks a person for a handshake-era server's sampling request
+// and turns the answer into the result the server gets. A declined request
+// is the JSON-RPC error that revision specifies for a rejected one.
+func askSampling(ctx context.Context, held *Held, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	params, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := held.Ask(ctx, Question{Key: "sampling", Method: "sampling/createMessage", Kind: KindSampling, Params: params})
+	if err != nil {
+		return nil, err
+	}
+	var refusal struct {
+		Action string `json:"action"`
+	}
+	if json.Unmarshal(raw, &refusal) == nil && refusal.Action != "" {
+		return nil, &jsonrpc.Error{Code: CodeSamplingRejected, Message: "User rejected sampling request"}
+	}
+	var res mcp.CreateMessageResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// CodeSamplingRejected is the JSON-RPC error code of a sampling request the
+// person declined, as handshake-era revisions give it.
+const CodeSamplingRejected = -1
 
 // wrapSDK turns a go-sdk error into ours: a JSON-RPC error from the server,
 // or a failure to reach it.

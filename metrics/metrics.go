@@ -110,7 +110,6 @@ func (m *Metrics) ObserveMCP(server, method, outcome string, d time.Duration) {
 	}
 }
 
-
 // dbCollector reads the cluster-wide numbers from Postgres at each scrape.
 type dbCollector struct {
 	st  *store.Store

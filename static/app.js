@@ -49,9 +49,21 @@
       summary.focus();
     }
   }
+  // "Draft saved." means saved as it is now: each edit is counted (before
+  // htmx sees it, in the capture phase), each draft notes the count it was
+  // taken at, and only a draft taken after the last edit says so.
+  function edited(e) {
+    var form = e.target.form;
+    if (!form || !form.matches("form[data-draft-form]")) { return; }
+    form.roundsEdits = (form.roundsEdits || 0) + 1;
+    status(form, "");
+  }
+  document.addEventListener("input", edited, true);
+  document.addEventListener("change", edited, true);
   document.addEventListener("htmx:configRequest", function (e) {
     var form = e.detail.elt;
     if (!form.matches || !form.matches("form[data-draft-form]")) { return; }
+    e.detail.roundsEdits = form.roundsEdits || 0;
     setAside(form).forEach(function (el) {
       if (!el.name || ((el.type === "checkbox" || el.type === "radio") && !el.checked)) { return; }
       if (el.tagName === "SELECT" && el.multiple) {
@@ -66,7 +78,9 @@
     var form = e.detail.elt;
     if (!form.matches || !form.matches("form[data-draft-form]")) { return; }
     if (e.detail.successful) {
-      status(form, "Draft saved.");
+      if (e.detail.requestConfig && e.detail.requestConfig.roundsEdits === (form.roundsEdits || 0)) {
+        status(form, "Draft saved.");
+      }
     } else if (!e.detail.xhr || e.detail.xhr.status !== 0) {
       status(form, "The draft could not be saved.");
     }

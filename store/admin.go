@@ -275,6 +275,8 @@ type ExpiredRound struct {
 const expireBatch = 500
 
 // ExpireDueRounds ends every pending round past its deadline, and its call,
+// but for questions held on a live session, whose holder cancels them
+// towards the server at their deadline,
 // writing one audit row per round in the same statement. Rounds locked by a
 // concurrent answer or expiry are skipped (the next run sees them), and the
 // status guard lets each round be expired exactly once however many run at
@@ -285,10 +287,10 @@ func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]Expired
 		rows, _ := s.pool.Query(ctx, `
 			with due as (
 				update rounds r set status = 'expired'
-				where r.status = 'pending' and r.expires_at <= now()
+				where r.status = 'pending' and r.expires_at <= now() and r.held_by is null
 				  and (r.call_id, r.seq) in (
 					select call_id, seq from rounds
-					where status = 'pending' and expires_at <= now()
+					where status = 'pending' and expires_at <= now() and held_by is null
 					order by expires_at limit $2
 					for update skip locked)
 				returning r.call_id, r.seq

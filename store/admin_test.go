@@ -206,3 +206,32 @@ func TestEndRoundOnce(t *testing.T) {
 		t.Error("a cancelled round took answers")
 	}
 }
+
+// TestInstancesSilent: an instance that stops beating is marked silent
+// after three intervals; one that stopped cleanly is not.
+func TestInstancesSilent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := newAdminStore(t)
+	for _, id := range []string{"quiet", "gone"} {
+		hb := store.Heartbeat{ID: id, Version: "v1", Hostname: "h", PID: 1, StartedAt: time.Now(), Interval: 50 * time.Millisecond}
+		if err := st.Beat(ctx, hb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.StopInstance(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	list, err := st.Instances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent := map[string]bool{}
+	for _, i := range list {
+		silent[i.ID] = i.Silent()
+	}
+	if len(list) != 2 || !silent["quiet"] || silent["gone"] {
+		t.Errorf("silent = %v, want only the one that stopped beating", silent)
+	}
+}

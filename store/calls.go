@@ -52,10 +52,15 @@ type Call struct {
 	ServerProtocol string `db:"server_protocol"`
 	// ServerHeldSeconds is the server's own deadline for held questions,
 	// in seconds; zero means the default.
-	ServerHeldSeconds float64    `db:"server_held_seconds"`
-	CreatedAt         time.Time  `db:"created_at"`
-	UpdatedAt         time.Time  `db:"updated_at"`
-	FinishedAt        *time.Time `db:"finished_at"`
+	ServerHeldSeconds float64 `db:"server_held_seconds"`
+	// What the server may ask besides forms and pages, as it is set now;
+	// see Server.
+	ServerSampling  bool            `db:"server_sampling"`
+	ServerRoots     bool            `db:"server_roots"`
+	ServerRootsList json.RawMessage `db:"server_roots_list"`
+	CreatedAt       time.Time       `db:"created_at"`
+	UpdatedAt       time.Time       `db:"updated_at"`
+	FinishedAt      *time.Time      `db:"finished_at"`
 }
 
 // Finished reports whether the call has reached an end state.
@@ -71,6 +76,7 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	s.header_name as server_header_name, s.header_value_enc as server_header_enc, c.owner,
 	c.method, c.target, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable, c.handshake,
 	s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
+	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
 	c.created_at, c.updated_at, c.finished_at`
 
 // Round is one input_required answer from the server: its questions, and
@@ -325,16 +331,30 @@ type NewRound struct {
 	InputRequests json.RawMessage
 	RequestState  []byte
 	ExpiresAt     time.Time
+	// Responses, when set, answer the round at once, with no person asked
+	// (a round of roots/list questions only): it is stored answered by
+	// AnsweredAutomatically and its retry is enqueued, and the audit log
+	// says so, naming Instance.
+	Responses json.RawMessage
+	Instance  string
 }
+
+// AnsweredAutomatically is who answered a round the engine answered itself.
+const AnsweredAutomatically = "rounds (automatically)"
 
 // AddRound stores the round the request of round seq came back with, and
 // makes it the call's current one.
 func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound) error {
+	status, roundStatus, by := CallInputRequired, RoundPending, (*string)(nil)
+	if r.Responses != nil {
+		status, roundStatus = CallQueued, RoundAnswered
+		by = new(AnsweredAutomatically)
+	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
-			update calls set status = 'input_required', current_seq = $2 + 1, error = null, retryable = false,
+			update calls set status = $3, current_seq = $2 + 1, error = null, retryable = false,
 			       updated_at = now()
-			where id = $1 and current_seq = $2 and status in ('queued', 'running')`, callID, seq)
+			where id = $1 and current_seq = $2 and status in ('queued', 'running')`, callID, seq, status)
 		if err != nil {
 			return err
 		}
@@ -342,10 +362,58 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			return conflict("call %s moved on before request %d finished", callID, seq)
 		}
 		_, err = tx.Exec(ctx, `
-			insert into rounds (call_id, seq, input_requests, request_state, expires_at)
-			values ($1, $2 + 1, $3, $4, $5)`, callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt)
-		return translate(err, "round")
+			insert into rounds (call_id, seq, input_requests, request_state, expires_at,
+			                    status, responses, answered_by, answered_at, outcome, ended_at)
+			values ($1, $2 + 1, $3, $4, $5, $6, $7, $8,
+			        case when $6 = 'answered' then now() end,
+			        case when $6 = 'answered' then 'answered' end,
+			        case when $6 = 'answered' then now() end)`,
+			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by)
+		if err != nil || r.Responses == nil {
+			return translate(err, "round")
+		}
+		if err := auditTx(ctx, tx, AuditEntry{Instance: r.Instance, Actor: "system", Action: "round.answered_automatically",
+			Target: callID, Detail: map[string]any{"seq": seq + 1}}); err != nil {
+			return err
+		}
+		return s.enqueueTx(ctx, tx, callID, seq+1)
 	})
+}
+
+// RefuseRound ends a pending round and its call without a retry: the
+// person declined a sampling request, which the spec answers by not
+// sending the request again. responses records the choices made; message
+// says on the call why it ended. Like AnswerRound, it happens once.
+func (s *Store) RefuseRound(ctx context.Context, callID string, seq int, responses json.RawMessage, by, message string) error {
+	var expired bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
+			where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now() and held_by is null`,
+			callID, seq, responses, by)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return s.whyNotPendingTx(ctx, tx, callID, seq, &expired)
+		}
+		tag, err = tx.Exec(ctx, `
+			update calls set status = 'cancelled', error = $3, retryable = false, updated_at = now(), finished_at = now()
+			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, message)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return conflict("This round is no longer waiting for answers.")
+		}
+		return nil
+	})
+	if expired {
+		if err := s.ExpireRound(ctx, callID, seq); err != nil {
+			return err
+		}
+	}
+	return err
 }
 
 // RetryCall queues a failed, retryable call's last request again, with the

@@ -10,15 +10,15 @@ import (
 // Instance is a running (or lately running) app instance, as its heartbeat
 // last described it.
 type Instance struct {
-	ID          string        `db:"id"`
-	Version     string        `db:"version"`
-	Hostname    string        `db:"hostname"`
-	PID         int           `db:"pid"`
-	StartedAt   time.Time     `db:"started_at"`
-	LastSeenAt  time.Time     `db:"last_seen_at"`
-	IntervalMs  int           `db:"interval_ms"`
-	JobsRunning int           `db:"jobs_running"`
-	StoppedAt   *time.Time    `db:"stopped_at"`
+	ID          string     `db:"id"`
+	Version     string     `db:"version"`
+	Hostname    string     `db:"hostname"`
+	PID         int        `db:"pid"`
+	StartedAt   time.Time  `db:"started_at"`
+	LastSeenAt  time.Time  `db:"last_seen_at"`
+	IntervalMs  int        `db:"interval_ms"`
+	JobsRunning int        `db:"jobs_running"`
+	StoppedAt   *time.Time `db:"stopped_at"`
 	// Leader is whether it leads River (periodic jobs, rescues) now.
 	Leader bool `db:"leader"`
 	// Now is the database's clock, so silence is judged on one clock.

@@ -3,7 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -19,12 +23,68 @@ type Server struct {
 	ToolsExpiresAt  *time.Time      `db:"tools_expires_at"`
 	HeaderName      string          `db:"header_name"`
 	HeaderValueEnc  []byte          `db:"header_value_enc"`
-	CreatedAt       time.Time       `db:"created_at"`
-	UpdatedAt       time.Time       `db:"updated_at"`
+	// Sampling and Roots say whether the server may ask for them; RootsList
+	// is what roots/list is answered with, a JSON array of Root.
+	Sampling  bool            `db:"sampling"`
+	Roots     bool            `db:"roots"`
+	RootsList json.RawMessage `db:"roots_list"`
+	CreatedAt time.Time       `db:"created_at"`
+	UpdatedAt time.Time       `db:"updated_at"`
 }
 
 const serverColumns = `id, name, url, enabled, protocol_version, tools, tools_expires_at, header_name,
-	header_value_enc, created_at, updated_at`
+	header_value_enc, sampling, roots, roots_list, created_at, updated_at`
+
+// Root is a file:// URI a server is told about, with an optional name.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+// NewRoot checks a root as the spec asks of clients: a file:// URI of an
+// absolute path, with no "." or ".." segments (even percent-encoded) to
+// climb out of it, and no query or fragment.
+func NewRoot(uri, name string) (Root, error) {
+	u, err := url.Parse(uri)
+	switch {
+	case err != nil || u.Scheme != "file":
+		return Root{}, fmt.Errorf("%q is not a file:// URI", uri)
+	case u.Host != "" && u.Host != "localhost", u.User != nil, u.Opaque != "":
+		return Root{}, fmt.Errorf("%q must be file:///path, on this machine", uri)
+	case !strings.HasPrefix(u.Path, "/"):
+		return Root{}, fmt.Errorf("%q needs an absolute path", uri)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(uri, "#"):
+		return Root{}, fmt.Errorf("%q may not have a query or fragment", uri)
+	case strings.ContainsFunc(uri+name, unicode.IsControl):
+		return Root{}, fmt.Errorf("%q has control characters", uri)
+	case len(name) > 200:
+		return Root{}, fmt.Errorf("the name of %q is longer than 200 characters", uri)
+	}
+	for seg := range strings.SplitSeq(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return Root{}, fmt.Errorf("%q has a %q segment", uri, seg)
+		}
+	}
+	return Root{URI: uri, Name: name}, nil
+}
+
+// ParseRoots reads a stored roots list; anything unreadable is no roots.
+func ParseRoots(raw json.RawMessage) []Root {
+	var roots []Root
+	_ = json.Unmarshal(raw, &roots)
+	return roots
+}
+
+// RootsResult is the ListRootsResult a roots/list question is answered
+// with: {"roots": [...]}, from a stored roots list.
+func RootsResult(raw json.RawMessage) json.RawMessage {
+	roots := ParseRoots(raw)
+	if roots == nil {
+		roots = []Root{}
+	}
+	b, _ := json.Marshal(map[string]any{"roots": roots})
+	return b
+}
 
 // UpsertServer registers a server by name, or points the name at a new URL.
 func (s *Store) UpsertServer(ctx context.Context, name, url string) (*Server, error) {
@@ -68,5 +128,27 @@ func (s *Store) SetServerProtocol(ctx context.Context, name, protocol string) er
 		protocol = "auto"
 	}
 	_, err := s.pool.Exec(ctx, `update servers set protocol = $2, updated_at = now() where name = $1 and protocol <> $2`, name, protocol)
+	return err
+}
+
+// SetServerFeatures says whether a server may ask for sampling and for
+// roots. Neither is declared to a server it is off for.
+func (s *Store) SetServerFeatures(ctx context.Context, name string, sampling, roots bool) error {
+	_, err := s.pool.Exec(ctx, `update servers set sampling = $2, roots = $3, updated_at = now()
+		where name = $1 and (sampling, roots) is distinct from ($2, $3)`, name, sampling, roots)
+	return err
+}
+
+// SetServerRoots sets the roots a server's roots/list questions are
+// answered with.
+func (s *Store) SetServerRoots(ctx context.Context, name string, roots []Root) error {
+	if roots == nil {
+		roots = []Root{}
+	}
+	list, err := json.Marshal(roots)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `update servers set roots_list = $2, updated_at = now() where name = $1`, name, list)
 	return err
 }

@@ -21,6 +21,9 @@ type ChartVM struct {
 	Stacked bool
 	// Unit follows each value in the table, such as "%".
 	Unit string
+	// ZeroRowsNote, when set, leaves the categories with nothing out of the
+	// table (for charts of many categories, mostly empty) and says so.
+	ZeroRowsNote string
 }
 
 // SeriesVM is one series of a chart: a value per category.
@@ -91,11 +94,12 @@ func (c ChartVM) bars() []BarVM {
 	plotW, plotH := chartW-padLeft-padRight, chartH-padTop-padDown
 	slot := plotW / float64(len(c.Categories))
 	gap := math.Min(slot*0.2, 8)
+	// A bar wider than this says nothing more, however few the categories.
+	w := math.Min(slot-gap, 48*float64(max(1, len(c.Series)*boolInt(!c.Stacked))))
 	top := c.top()
 	var out []BarVM
 	for i, cat := range c.Categories {
-		x := padLeft + float64(i)*slot + gap/2
-		w := slot - gap
+		x := padLeft + float64(i)*slot + (slot-w)/2
 		base := chartH - padDown
 		for j, s := range c.Series {
 			v := s.Values[i]
@@ -156,14 +160,35 @@ func (c ChartVM) xLabels() []XLabelVM {
 	return out
 }
 
-// rowTotal sums a category's values, for a stacked chart's table.
-func (c ChartVM) rowTotal(i int) string {
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// tableRows are the indexes of the categories the table lists.
+func (c ChartVM) tableRows() []int {
+	var out []int
+	for i := range c.Categories {
+		if c.ZeroRowsNote != "" && c.rowSum(i) == 0 {
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+func (c ChartVM) rowSum(i int) float64 {
 	sum := 0.0
 	for _, s := range c.Series {
 		sum += s.Values[i]
 	}
-	return fmtValue(sum) + c.Unit
+	return sum
 }
+
+// rowTotal sums a category's values, for a stacked chart's table.
+func (c ChartVM) rowTotal(i int) string { return fmtValue(c.rowSum(i)) + c.Unit }
 
 func (c ChartVM) cell(s SeriesVM, i int) string { return fmtValue(s.Values[i]) + c.Unit }
 

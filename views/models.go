@@ -16,6 +16,7 @@ type HomeVM struct {
 type ServerVM struct {
 	Name  string
 	URL   string
+	Href  string // the server's page
 	Tools []ToolVM
 	Error string
 }
@@ -115,6 +116,15 @@ type QuestionVM struct {
 	URL *URLVM
 	// Error says what is wrong with the choice of answer.
 	Error string
+	// Sampling is a sampling request to write the model's reply to; the
+	// reply is posted as ReplyName, and Reply is what was typed.
+	Sampling   *SamplingVM
+	Reply      string
+	ReplyName  string
+	ReplyID    string
+	ReplyError string
+	// Roots are what a roots/list question is answered with, automatically.
+	Roots []RootVM
 	// Answer describes the answer given, for earlier rounds.
 	Answer      string
 	AnswerJSON  string
@@ -146,6 +156,13 @@ type ResultVM struct {
 	Structured string
 	// Raw is the whole result as pretty JSON, for results of other shapes.
 	Raw string
+	// Description and Messages are a prompt's (prompts/get).
+	Description string
+	Messages    []MessageVM
+	// Contents are a resource's (resources/read).
+	Contents []ResourceContentVM
+	// Kind is "tool", "prompt" or "resource".
+	Kind string
 }
 
 // ContentVM is one content block of a result.

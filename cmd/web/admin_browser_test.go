@@ -76,7 +76,7 @@ func TestBrowserAdminDashboard(t *testing.T) {
 		rows int
 		sums []float64
 	}{
-		"rounds-per-hour": {24, []float64{2, 1, 0, 0, 3}}, // answered, declined, cancelled, expired, total
+		"rounds-per-hour": {1, []float64{2, 1, 0, 0, 3}}, // the one hour with rounds: answered, declined, cancelled, expired, total
 		"time-to-answer":  {7, []float64{3}},
 		"server-rates":    {1, []float64{33.3, 0}}, // one server: 1 of 3 declined
 		"pending-age":     {6, []float64{1}},
@@ -96,7 +96,11 @@ func TestBrowserAdminDashboard(t *testing.T) {
 		if ch.Width < 200 || ch.Bars == 0 {
 			t.Errorf("%s: drawn %vpx wide with %d bars", ch.ID, ch.Width, ch.Bars)
 		}
-		if ch.Rows != w.rows || !sameSums(ch.Sums, w.sums) {
+		rowsOK := ch.Rows == w.rows
+		if ch.ID == "rounds-per-hour" { // the rounds may straddle an hour
+			rowsOK = ch.Rows == 1 || ch.Rows == 2
+		}
+		if !rowsOK || !sameSums(ch.Sums, w.sums) {
 			t.Errorf("%s: table of %d rows summing to %v, want %d rows summing to %v", ch.ID, ch.Rows, ch.Sums, w.rows, w.sums)
 		}
 	}

@@ -534,6 +534,16 @@ func TestAuditTrail(t *testing.T) {
 		t.Errorf("the audit page lists %d user actions, want 6", n)
 	}
 
+	// The calls of everyone, filtered.
+	_, page = admin.do("GET", inst.URL+"/admin/calls?user=dora&status=cancelled&age=1h", "", "")
+	if n := bytes.Count(page, []byte(`data-testid="call-row"`)); n != 1 || !bytes.Contains(page, []byte(toCancel.ID)) {
+		t.Errorf("dora's cancelled calls: %d rows, want the one the admin cancelled", n)
+	}
+	_, page = admin.do("GET", inst.URL+"/admin/calls?server=demo&age=older1d", "", "")
+	if bytes.Contains(page, []byte(`data-testid="call-row"`)) {
+		t.Error("calls started more than a day ago: found some")
+	}
+
 	// No answer content and no credentials in any audit row or log line.
 	var dump string
 	if err := pool.QueryRow(ctx, `select coalesce(string_agg(audit_log::text, E'\n'), '') from audit_log`).Scan(&dump); err != nil {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcp-rounds/rounds/store"
 )
 
 // config is read once from the environment.
@@ -19,6 +21,7 @@ type config struct {
 	ListenAddr     string
 	Servers        []serverConfig
 	serversSet     bool
+	Roots          map[string][]store.Root // roots/list answers by server name, from MCP_ROOTS
 	RoundTTL       time.Duration
 	MaxRounds      int
 	RequestTimeout time.Duration
@@ -44,6 +47,8 @@ type serverConfig struct {
 	URL  string
 	// Protocol is "auto" (prefer 2026-07-28, fall back) or a pinned revision.
 	Protocol string
+	// Sampling and Roots switch on what the server may ask besides forms.
+	Sampling, Roots bool
 }
 
 // protocols are the revisions a server may be pinned to.
@@ -135,6 +140,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return cfg, err
 		}
 	}
+	if cfg.Roots, err = parseRoots(getenv("MCP_ROOTS")); err != nil {
+		return cfg, err
+	}
 	if cfg.MetricsAllow, err = parsePrefixes("METRICS_ALLOW", or(getenv("METRICS_ALLOW"), "127.0.0.0/8,::1")); err != nil {
 		return cfg, err
 	}
@@ -168,8 +176,10 @@ func parsePrefixes(name, v string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// parseServers reads MCP_SERVERS: name=url,name[2025-11-25]=url. The part
-// in brackets pins the server's protocol revision; without it, "auto".
+// parseServers reads MCP_SERVERS: name=url,name[sampling,roots,2025-11-25]=url.
+// The settings in brackets, in any order, switch on sampling and roots for
+// the server and pin its protocol revision; without them, neither is on and
+// the protocol is "auto".
 func parseServers(v string) ([]serverConfig, error) {
 	var out []serverConfig
 	for _, item := range splitOutsideBrackets(v) {
@@ -178,15 +188,21 @@ func parseServers(v string) ([]serverConfig, error) {
 			continue
 		}
 		name, rawURL, ok := strings.Cut(item, "=")
-		protocol := "auto"
+		sc := serverConfig{Protocol: "auto"}
 		if base, flags, found := strings.Cut(name, "["); found && strings.HasSuffix(flags, "]") {
 			name = base
 			for flag := range strings.SplitSeq(strings.TrimSuffix(flags, "]"), ",") {
 				flag = strings.TrimPrefix(strings.TrimSpace(flag), "protocol:")
-				if !protocols[flag] {
-					return nil, fmt.Errorf("MCP_SERVERS: %q: unknown setting %q (a protocol revision such as 2025-11-25, or auto)", item, flag)
+				switch {
+				case flag == "sampling":
+					sc.Sampling = true
+				case flag == "roots":
+					sc.Roots = true
+				case protocols[flag]:
+					sc.Protocol = flag
+				default:
+					return nil, fmt.Errorf("MCP_SERVERS: %q: unknown setting %q (sampling, roots, or a protocol revision such as 2025-11-25, or auto)", item, flag)
 				}
-				protocol = flag
 			}
 		}
 		if !ok || !serverName.MatchString(name) {
@@ -196,7 +212,42 @@ func parseServers(v string) ([]serverConfig, error) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("MCP_SERVERS: %q needs an http or https URL", item)
 		}
-		out = append(out, serverConfig{Name: name, URL: rawURL, Protocol: protocol})
+		sc.Name, sc.URL = name, rawURL
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// parseRoots reads MCP_ROOTS: the roots each server's roots/list questions
+// are answered with, as name=uri|label;uri|label, servers separated by
+// commas: demo=file:///srv/data|Data;file:///home/me. The label is optional.
+func parseRoots(v string) (map[string][]store.Root, error) {
+	out := map[string][]store.Root{}
+	for item := range strings.SplitSeq(v, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		name, list, ok := strings.Cut(item, "=")
+		name = strings.TrimSpace(name)
+		if !ok || !serverName.MatchString(name) {
+			return nil, fmt.Errorf("MCP_ROOTS: %q is not name=file:///path|label;…", item)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("MCP_ROOTS: server %s is named twice", name)
+		}
+		roots := []store.Root{}
+		for entry := range strings.SplitSeq(list, ";") {
+			if entry = strings.TrimSpace(entry); entry == "" {
+				continue
+			}
+			uri, label, _ := strings.Cut(entry, "|")
+			root, err := store.NewRoot(strings.TrimSpace(uri), strings.TrimSpace(label))
+			if err != nil {
+				return nil, fmt.Errorf("MCP_ROOTS: %s: %w", name, err)
+			}
+			roots = append(roots, root)
+		}
+		out[name] = roots
 	}
 	return out, nil
 }

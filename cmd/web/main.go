@@ -155,7 +155,9 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	addr := ln.Addr().String()
 	servers := cfg.Servers
 	if !cfg.serversSet {
-		servers = []serverConfig{{Name: "demo", URL: "http://" + loopback(addr) + "/demo/mcp"}}
+		// The built-in demo has tools that ask for sampling and roots.
+		servers = []serverConfig{{Name: "demo", URL: "http://" + loopback(addr) + "/demo/mcp", Protocol: "auto",
+			Sampling: true, Roots: true}}
 	}
 	for _, s := range servers {
 		if _, err := st.UpsertServer(ctx, s.Name, s.URL); err != nil {
@@ -163,6 +165,21 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 			return fail(fmt.Errorf("registering server %s: %w", s.Name, err))
 		}
 		if err := st.SetServerProtocol(ctx, s.Name, s.Protocol); err != nil {
+			ln.Close()
+			return fail(err)
+		}
+		if err := st.SetServerFeatures(ctx, s.Name, s.Sampling, s.Roots); err != nil {
+			ln.Close()
+			return fail(err)
+		}
+		if _, named := cfg.Roots[s.Name]; !named && s.Roots && cfg.serversSet {
+			log.Warn("roots are on for a server MCP_ROOTS gives no roots for; it is told the roots set on the admin page, or none", "server", s.Name)
+		}
+	}
+	// Roots set here replace those set on the admin page; a server
+	// MCP_ROOTS does not name keeps its own.
+	for name, roots := range cfg.Roots {
+		if err := st.SetServerRoots(ctx, name, roots); err != nil {
 			ln.Close()
 			return fail(err)
 		}

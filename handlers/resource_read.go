@@ -1,0 +1,111 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// maxURI caps a resource URI we send.
+const maxURI = 4096
+
+// resourceRead reads a resource from the server page: POST
+// /servers/{server}/resources with the uri of a listed resource, or with a
+// listed template and its variables. It goes through the round engine like
+// a tool call, so the server may ask before it answers.
+func (h *Handler) resourceRead(c echo.Context) error {
+	ctx := c.Request().Context()
+	srv, err := h.store.ServerByName(ctx, c.Param("server"))
+	if err != nil {
+		return err
+	}
+	values, err := c.FormParams()
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+	}
+	uri := values.Get("uri")
+	if tplText := values.Get("template"); tplText != "" {
+		templates, err := h.engine.ResourceTemplates(ctx, srv)
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, t := range templates {
+			if t.URITemplate != tplText {
+				continue
+			}
+			found = true
+			form := templateForm(t)
+			content, ok := form.Decode(values)
+			if ok {
+				uri, err = expandTemplate(tplText, content)
+				ok = err == nil
+				if err != nil {
+					form.Errors = append(form.Errors, err.Error())
+				}
+			}
+			if !ok {
+				vm := h.serverPageVM(ctx, srv)
+				for i := range vm.Templates {
+					if vm.Templates[i].URITemplate == tplText {
+						vm.Templates[i].Form = form
+					}
+				}
+				vm.Errors = errorLinks([]question{{Form: form}})
+				return render(c, http.StatusUnprocessableEntity, views.ServerPage(vm))
+			}
+		}
+		if !found {
+			return notFoundErr("resource template")
+		}
+	}
+	if err := checkURI(uri); err != nil {
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
+	}
+	call, err := h.store.CreateCall(ctx, store.NewCall{
+		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodReadResource, Target: uri,
+	})
+	if err != nil {
+		return err
+	}
+	h.audit(c, "call.started", call.ID, map[string]any{"server": srv.Name, "uri": uri})
+	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
+}
+
+// expandTemplate makes a URI of a resource template and its variables.
+func expandTemplate(text string, vars map[string]any) (string, error) {
+	tpl, err := uritemplate.New(text)
+	if err != nil {
+		return "", errors.New("The server's URI template cannot be read.")
+	}
+	values := uritemplate.Values{}
+	for name, v := range vars {
+		if s, ok := v.(string); ok {
+			values.Set(name, uritemplate.String(s))
+		}
+	}
+	return tpl.Expand(values)
+}
+
+// checkURI checks a resource URI before it is sent: absolute, and of a
+// sensible size.
+func checkURI(uri string) error {
+	u, err := url.Parse(uri)
+	switch {
+	case strings.TrimSpace(uri) == "":
+		return errors.New("Name the resource to read: its URI.")
+	case len(uri) > maxURI:
+		return errors.New("This resource URI is too long.")
+	case err != nil || u.Scheme == "":
+		return errors.New("A resource URI must be absolute, such as file:///notes.txt or https://example.com/a.")
+	}
+	return nil
+}

@@ -96,9 +96,14 @@
     if (!control) { return; }
     e.preventDefault();
     target.scrollIntoView({ block: "center" });
-    // Later, not now: the Enter that followed this link would otherwise
-    // reach the control, and send the form.
-    setTimeout(function () { control.focus(); }, 0);
+    control.focus();
+    if (e.detail === 0) {
+      // Opened with Enter: the rest of that keystroke is not for the
+      // control, where it would send the form.
+      var swallow = function (k) { if (k.key === "Enter") { k.preventDefault(); } };
+      control.addEventListener("keypress", swallow, { once: true });
+      document.addEventListener("keyup", function () { control.removeEventListener("keypress", swallow); }, { once: true });
+    }
   });
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
   document.addEventListener("htmx:afterSettle", init);

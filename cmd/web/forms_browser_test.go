@@ -113,10 +113,7 @@ func TestBrowserForms(t *testing.T) {
 		// Keyboard only from here: Tab to the first link of the summary,
 		// Enter puts the cursor in the title; Shift+Tab from there is the
 		// summary's second link, whose Enter leads to the story points.
-		j.do("fix the title", chromedp.KeyEvent(kbTab))
-		t.Logf("DEBUG after tab: %s", evaluate[string](j, "dbg", `document.activeElement.outerHTML`))
-		j.do("fix the title2", chromedp.KeyEvent(kbEnter))
-		t.Logf("DEBUG after enter: %s %s", evaluate[string](j, "dbg", `document.activeElement.outerHTML`), evaluate[string](j, "dbg", `location.href`))
+		j.do("fix the title", chromedp.KeyEvent(kbTab), chromedp.KeyEvent(kbEnter))
 		j.waitFor("the cursor in the title", `document.activeElement.name === "q0.title"`)
 		j.do("retype the title", chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)), chromedp.KeyEvent("Write the docs"))
 		j.do("go to the story points", chromedp.KeyEvent(kbTab, chromedp.KeyModifiers(chromedp.ModifierShift)), chromedp.KeyEvent(kbEnter))

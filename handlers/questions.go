@@ -375,6 +375,9 @@ func answeredVMs(r *store.Round, server string) []views.QuestionVM {
 	_ = json.Unmarshal(r.Responses, &given)
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(r.Responses, &raw)
+	// A declined sampling request ended the call: the round's other answers
+	// were never sent.
+	unsent := r.Status == store.RoundAnswered && r.HeldBy == nil && refused(qs, r.Responses)
 	out := make([]views.QuestionVM, len(qs))
 	for i, q := range qs {
 		vm := views.QuestionVM{Key: q.Key, Server: server, Message: q.Message, Kind: q.Kind}
@@ -393,6 +396,9 @@ func answeredVMs(r *store.Round, server string) []views.QuestionVM {
 			vm.Answer, vm.AnswerJSON = answeredRoots(raw[q.Key])
 		case a.Action == actionAccept && q.Kind == mcpclient.KindURL:
 			vm.Answer = "Finished on the page."
+		case a.Action == actionAccept && unsent:
+			vm.Answer = "Given, but not sent, as the sampling request was declined:"
+			vm.AnswerJSON = prettyJSON(a.Content)
 		case a.Action == actionAccept:
 			vm.Answer = "Sent:"
 			vm.AnswerJSON = prettyJSON(a.Content)

@@ -296,7 +296,7 @@ func answeredSampling(raw json.RawMessage) (string, string) {
 		return "No answer.", ""
 	}
 	if a.Action != "" {
-		return "Declined: the call ended without asking the server again.", ""
+		return "Declined.", ""
 	}
 	var texts []string
 	for _, b := range messageVM("assistant", a.Content).Blocks {

@@ -29,9 +29,24 @@ func TestBrowserMultipleInputs(t *testing.T) {
 	browser := newBrowser(t)
 	db := newDatabase(t)
 	inst := startInstance(t, db, everythingEnv(t), nil)
-	tab := newTab(t, browser, true)
+	for _, tt := range []struct {
+		name string
+		js   bool
+	}{
+		{"JavaScript", true},
+		{"NoJavaScript", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tab := newTab(t, browser, tt.js)
+			answerMultipleInputs(t, tab, inst.URL)
+		})
+	}
+}
 
-	tab.signIn(inst.URL)
+func answerMultipleInputs(t *testing.T, tab *tab, base string) {
+	t.Helper()
+	tab.signIn(base)
 	tab.do("open the server", chromedp.Click(chromedp.CSS(`a[data-testid="server-everything"]`)))
 	tab.do("open the tool", chromedp.Click(chromedp.CSS(`a[data-testid="tool-test_input_required_result_multiple_inputs"]`)))
 	tab.do("start the call", chromedp.Click(chromedp.CSS(`button[data-testid="start"]`)))

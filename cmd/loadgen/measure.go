@@ -109,7 +109,7 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 	}
 	if want["half"] && len(api.results) > 0 {
 		peak, _ := meanSpread(api.rates())
-			// One pacer for all users: the whole fleet answers at half the peak.
+		// One pacer for all users: the whole fleet answers at half the peak.
 		half := series{name: fmt.Sprintf("api at %.0f/s (half)", peak/2)}
 		for range o.runs {
 			pctx, cancel := context.WithCancel(ctx)

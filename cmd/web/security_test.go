@@ -380,7 +380,9 @@ func stateServer(t *testing.T, size int) string {
 func TestRequestStateSize(t *testing.T) {
 	t.Parallel()
 	db := newDatabase(t)
-	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + stateServer(t, 1<<20) + ",huge=" + stateServer(t, 20<<20)}, nil)
+	// Reading 20 MiB is slow under the race detector on a busy machine.
+	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + stateServer(t, 1<<20) + ",huge=" + stateServer(t, 20<<20),
+		"MCP_REQUEST_TIMEOUT": "90s"}, nil)
 	c := newClient(t, db)
 
 	call := c.startCall(inst.URL, "big", `{}`)
@@ -399,7 +401,7 @@ func TestRequestStateSize(t *testing.T) {
 	}
 	var huge apiCall
 	_ = json.Unmarshal(body, &huge)
-	done = c.waitFor(inst.URL, huge.ID, 20*time.Second, isDone)
+	done = c.waitFor(inst.URL, huge.ID, 2*time.Minute, isDone)
 	if done.Status != "failed" || done.Error == nil || !strings.Contains(done.Error.Message, "requestState") {
 		t.Errorf("20 MiB state: %+v", done)
 	}

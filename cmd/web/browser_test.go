@@ -118,6 +118,7 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("no-first-run", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
 	)

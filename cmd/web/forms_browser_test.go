@@ -4,8 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -33,7 +31,7 @@ const journeyTimeout = 90 * time.Second
 // round page.
 func TestBrowserForms(t *testing.T) {
 	t.Parallel()
-	browser := formsBrowser(t)
+	browser := newBrowser(t)
 	db := newDatabase(t)
 	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}, nil)
 
@@ -232,39 +230,6 @@ const (
 	kbTab   = "\t"
 	kbEnter = "\r"
 )
-
-// formsBrowser starts headless Chromium for the test and returns a context
-// that owns it, or skips the test when there is no Chromium.
-func formsBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path := os.Getenv("CHROMIUM_PATH")
-	if path == "" {
-		path = "/usr/bin/chromium"
-	}
-	if _, err := exec.LookPath(path); err != nil {
-		t.Skipf("no Chromium at %s (set CHROMIUM_PATH): %v", path, err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	// The first Do starts the browser and ties it to ctx, which has no
-	// deadline; each journey gets its own.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
-	return ctx
-}
 
 // journey is one person in a tab of their own (their own cookies), within
 // journeyTimeout.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -98,11 +99,17 @@ type Engine struct {
 	log   *slog.Logger
 	river *river.Client[pgx.Tx]
 	beat  *heartbeat
+
+	// Sessions held open for handshake-era servers, by job; Stop closes
+	// them, since they cannot outlive this process.
+	holdMu   sync.Mutex
+	holding  map[int64]context.CancelFunc
+	stopping bool
 }
 
 // New builds an engine over pool. Call Start to begin working jobs.
 func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, log *slog.Logger) (*Engine, error) {
-	e := &Engine{store: st, mcp: mc, cfg: cfg.withDefaults(), log: log}
+	e := &Engine{store: st, mcp: mc, cfg: cfg.withDefaults(), log: log, holding: map[int64]context.CancelFunc{}}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &requestWorker{e: e}); err != nil {
 		return nil, err
@@ -140,6 +147,12 @@ func (e *Engine) Start(ctx context.Context) error {
 
 // Stop finishes the jobs in hand and stops.
 func (e *Engine) Stop(ctx context.Context) error {
+	e.holdMu.Lock()
+	e.stopping = true
+	for _, cancel := range e.holding {
+		cancel()
+	}
+	e.holdMu.Unlock()
 	err := e.river.Stop(ctx)
 	return errors.Join(err, e.stopHeartbeat(ctx))
 }
@@ -211,20 +224,25 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if err != nil {
 		return e.store.FailCall(ctx, callID, seq, "The call failed: "+err.Error(), false)
 	}
-	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Capabilities: e.capabilities(c.ServerSampling, c.ServerRoots),
-		Roots: mcpRoots(c.ServerRootsList), Held: e.held(context.WithoutCancel(ctx), jobID, c, &seq)}
-	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
-		srv.Protocol = c.ServerProtocol
-	}
-
 	// Requests to 2026-07-28 servers are bounded by the MCP client's own
 	// timeout. A held session outlives River's job timeout, so it runs on a
 	// context of its own, bounded by every question's deadline.
 	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx),
 		e.cfg.RequestTimeout+time.Duration(e.cfg.MaxRounds)*e.cfg.HeldTimeout)
 	defer cancel()
+	var held bool
+	defer e.release(jobID)
+	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Capabilities: e.capabilities(c.ServerSampling, c.ServerRoots),
+		Roots: mcpRoots(c.ServerRootsList), Held: e.held(context.WithoutCancel(ctx), jobID, c, &seq, cancel, &held)}
+	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
+		srv.Protocol = c.ServerProtocol
+	}
 	start := time.Now()
 	out, err := e.mcp.Send(sendCtx, srv, req, answers)
+	if err != nil && held && sendCtx.Err() != nil {
+		// This instance is stopping: the session goes with it.
+		return e.orphaned(context.WithoutCancel(ctx), c)
+	}
 	e.observe(ctx, c, seq, start, out, err)
 	log = log.With("duration", time.Since(start).Round(time.Millisecond))
 	switch {

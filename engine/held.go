@@ -20,9 +20,19 @@ const (
 // round of the call, stored like any other and answered on any instance,
 // while this job keeps the session open and waits. seq follows the call's
 // rounds as they are asked.
-func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, seq *int) *mcpclient.Held {
+func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, seq *int, cancel context.CancelFunc, held *bool) *mcpclient.Held {
 	return &mcpclient.Held{
 		Sending: func(ctx context.Context) error {
+			e.holdMu.Lock()
+			stopping := e.stopping
+			if !stopping {
+				e.holding[jobID] = cancel
+			}
+			e.holdMu.Unlock()
+			if stopping {
+				return errors.New("this instance is stopping")
+			}
+			*held = true
 			return e.store.MarkHandshake(ctx, c.ID)
 		},
 		Ask: func(ctx context.Context, q mcpclient.Question) (json.RawMessage, error) {
@@ -114,6 +124,13 @@ func (e *Engine) hold(ctx context.Context, jobID int64, c *store.Call, seq *int,
 			}
 		}
 	}
+}
+
+// release forgets a job's held session.
+func (e *Engine) release(jobID int64) {
+	e.holdMu.Lock()
+	delete(e.holding, jobID)
+	e.holdMu.Unlock()
 }
 
 // orphaned ends a handshake-era call whose holding instance died: the

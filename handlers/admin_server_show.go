@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,7 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 		HeaderName: s.HeaderName, DefaultTTL: shortDuration(h.engine.Config().RoundTTL), Calls: s.Calls,
 		Protocol: s.ProtocolVersion, Base: "/admin/servers/" + url.PathEscape(s.Name),
 		Sampling: s.Sampling, Roots: s.Roots, RootsText: rootsText(store.ParseRoots(s.RootsList)),
+		ProtocolPin: cmp.Or(s.Protocol, "auto"),
 	}
 	if s.RoundTTL > 0 {
 		vm.RoundTTL = shortDuration(s.RoundTTL)
@@ -76,6 +78,13 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 			vm.Error = "Give the round lifetime as a duration of at least a second, such as 90s, 30m or 48h; or leave it empty."
 		}
 	}
+	pin := c.FormValue("protocol")
+	if pin != "" {
+		if !slices.Contains([]string{"auto", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}, pin) && vm.Error == "" {
+			vm.Error = "Choose Automatic or one of the listed protocol revisions."
+		}
+		vm.ProtocolPin = pin
+	}
 	// The sampling and roots settings are saved when the form has them.
 	features := c.FormValue("features") != ""
 	var roots []store.Root
@@ -101,7 +110,12 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 		}
 		h.audit(c, "server.features", vm.Name, map[string]any{"sampling": vm.Sampling, "roots": vm.Roots, "root_count": len(roots)})
 	}
-	h.audit(c, "server.updated", vm.Name, map[string]any{"url": rawURL, "round_ttl": shortDuration(ttl)})
+	if pin != "" {
+		if err := h.store.SetServerProtocol(ctx, vm.Name, pin); err != nil {
+			return err
+		}
+	}
+	h.audit(c, "server.updated", vm.Name, map[string]any{"url": rawURL, "round_ttl": shortDuration(ttl), "protocol": vm.ProtocolPin})
 	switch {
 	case remove:
 		if err := h.store.SetServerHeader(ctx, vm.Name, "", ""); err != nil {

@@ -14,15 +14,18 @@ import (
 
 // Server is a registered MCP server.
 type Server struct {
-	ID              int64           `db:"id"`
-	Name            string          `db:"name"`
-	URL             string          `db:"url"`
-	Enabled         bool            `db:"enabled"`
-	ProtocolVersion string          `db:"protocol_version"`
-	Tools           json.RawMessage `db:"tools"`
-	ToolsExpiresAt  *time.Time      `db:"tools_expires_at"`
-	HeaderName      string          `db:"header_name"`
-	HeaderValueEnc  []byte          `db:"header_value_enc"`
+	ID              int64  `db:"id"`
+	Name            string `db:"name"`
+	URL             string `db:"url"`
+	Enabled         bool   `db:"enabled"`
+	ProtocolVersion string `db:"protocol_version"`
+	// Protocol is "auto" or the revision the server is pinned to;
+	// ProtocolVersion is the one it was last found speaking.
+	Protocol       string          `db:"protocol"`
+	Tools          json.RawMessage `db:"tools"`
+	ToolsExpiresAt *time.Time      `db:"tools_expires_at"`
+	HeaderName     string          `db:"header_name"`
+	HeaderValueEnc []byte          `db:"header_value_enc"`
 	// Sampling and Roots say whether the server may ask for them; RootsList
 	// is what roots/list is answered with, a JSON array of Root.
 	Sampling  bool            `db:"sampling"`
@@ -32,7 +35,7 @@ type Server struct {
 	UpdatedAt time.Time       `db:"updated_at"`
 }
 
-const serverColumns = `id, name, url, enabled, protocol_version, tools, tools_expires_at, header_name,
+const serverColumns = `id, name, url, enabled, protocol_version, protocol, tools, tools_expires_at, header_name,
 	header_value_enc, sampling, roots, roots_list, created_at, updated_at`
 
 // Root is a file:// URI a server is told about, with an optional name.

@@ -273,3 +273,18 @@ func roundStatus(t *testing.T, db, callID string, seq int) string {
 	}
 	return status
 }
+
+func roundHeld(t *testing.T, db, callID string) bool {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var held bool
+	if err := conn.QueryRow(ctx, `select held_by is not null from rounds where call_id = $1 and seq = 1`, callID).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	return held
+}

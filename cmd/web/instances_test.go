@@ -199,6 +199,13 @@ func TestRequestStateStaysHome(t *testing.T) {
 	c.answer(inst.URL, api.ID, 1, `{"user":{"action":"accept","content":{"name":"Ada","age":36}}}`)
 	c.waitFor(inst.URL, api.ID, 10*time.Second, isDone)
 
+	// And the admin pages, which show everything else about the rounds.
+	for _, path := range []string{"/admin", "/admin/calls", "/admin/calls/" + calls, "/admin/calls/" + api.ID, "/admin/audit"} {
+		if status, _ := c.do("GET", inst.URL+path, "", ""); status != http.StatusOK {
+			t.Errorf("GET %s: %d", path, status)
+		}
+	}
+
 	states := requestStates(t, db)
 	if len(states) != 3 {
 		t.Fatalf("found %d stored states, want 3", len(states))

@@ -38,6 +38,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.GET("/login", h.loginShow)
 	e.POST("/login", h.loginSubmit)
 	e.POST("/logout", h.logout)
+	e.GET("/account", h.accountShow)
 	e.GET("/tokens", h.tokensShow)
 	e.POST("/tokens", h.tokenCreate)
 	e.POST("/tokens/:id/revoke", h.tokenRevoke)

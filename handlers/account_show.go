@@ -1,0 +1,29 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// accountShow is the signed-in person's account page.
+func (h *Handler) accountShow(c echo.Context) error {
+	u := user(c)
+	vm := views.AccountVM{
+		Name:    u.Name,
+		IsAdmin: u.IsAdmin,
+		Since:   u.CreatedAt,
+		Flash:   flashFromQuery(c),
+	}
+	return render(c, http.StatusOK, views.AccountPage(vm))
+}
+
+// accountNotices are the messages a redirect back to the account page may
+// show (`/account?done=KEY`); sections add their own keys.
+var accountNotices = map[string]string{}
+
+func flashFromQuery(c echo.Context) string {
+	return accountNotices[c.QueryParam("done")]
+}

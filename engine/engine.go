@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
@@ -178,6 +179,16 @@ func (w *requestWorker) Timeout(*river.Job[store.RequestArgs]) time.Duration {
 }
 
 func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestArgs]) error {
+	// The job completes in the transaction that stores the request's
+	// outcome: one commit, and no window in which the outcome is stored
+	// but the job would run again.
+	ctx = context.WithValue(ctx, jobDoneKey{}, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+		if errors.Is(err, rivertype.ErrNotFound) {
+			return nil // no longer running here (rescued); River settles it
+		}
+		return err
+	})
 	err := w.e.request(ctx, job.ID, job.Attempt, job.Args.CallID, job.Args.Seq)
 	if err != nil && job.Attempt >= job.MaxAttempts {
 		// Last attempt: say so on the call rather than leave it running.
@@ -187,6 +198,15 @@ func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestAr
 		}
 	}
 	return err
+}
+
+type jobDoneKey struct{}
+
+// outcome is what a request job writes with the request's outcome: its
+// attempt row and, inside a River worker, the job's completion.
+func outcome(ctx context.Context, a *store.AttemptRecord) store.Outcome {
+	done, _ := ctx.Value(jobDoneKey{}).(func(context.Context, pgx.Tx) error)
+	return store.Outcome{Attempt: a, Done: done}
 }
 
 // request sends the request of round seq (0 for the first) and stores what
@@ -243,29 +263,33 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		// This instance is stopping: the session goes with it.
 		return e.orphaned(context.WithoutCancel(ctx), c)
 	}
-	e.observe(ctx, c, seq, start, out, err)
+	o := outcome(ctx, e.observe(c, seq, start, out, err))
 	log = log.With("duration", time.Since(start).Round(time.Millisecond))
 	switch {
 	case err != nil:
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)
-		err = e.store.FailCall(ctx, callID, seq, msg, retryable)
+		err = e.store.FailCall(ctx, callID, seq, msg, retryable, o)
 	case out.Round != nil && seq+1 > e.cfg.MaxRounds:
 		log.WarnContext(ctx, "too many rounds")
 		err = e.store.FailCall(ctx, callID, seq,
-			fmt.Sprintf("The server asked for more than %d rounds of input; the call was stopped.", e.cfg.MaxRounds), false)
+			fmt.Sprintf("The server asked for more than %d rounds of input; the call was stopped.", e.cfg.MaxRounds), false, o)
 	case out.Round != nil:
 		log.InfoContext(ctx, "round received", "questions", len(out.Round.Questions))
+		ttl := a.RoundTTL
+		if ttl <= 0 {
+			ttl = e.cfg.RoundTTL
+		}
 		err = e.store.AddRound(ctx, callID, seq, store.NewRound{
 			InputRequests: out.Round.InputRequests,
 			RequestState:  out.Round.RequestState,
-			ExpiresAt:     time.Now().Add(e.roundTTL(ctx, c.ServerID)),
+			ExpiresAt:     time.Now().Add(ttl),
 			Responses:     autoAnswers(out.Round.Questions, c.ServerRootsList),
 			Instance:      e.cfg.InstanceID,
-		})
+		}, o)
 	default:
 		log.InfoContext(ctx, "call complete")
-		err = e.store.CompleteCall(ctx, callID, seq, json.RawMessage(out.Result))
+		err = e.store.CompleteCall(ctx, callID, seq, json.RawMessage(out.Result), o)
 	}
 	if errors.Is(err, store.ErrConflict) {
 		// Someone else finished this request meanwhile (a rescued duplicate).

@@ -2,10 +2,13 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
@@ -47,10 +50,6 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		what := map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"server" and "`+what+`" are required.`)
 	}
-	srv, err := h.store.ServerByName(ctx, req.Server)
-	if err != nil {
-		return err
-	}
 	if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
 		req.Arguments = json.RawMessage(`{}`)
 	}
@@ -62,19 +61,15 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if !ok {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"arguments" must be a JSON object.`)
 	}
+	if req.Method == mcpclient.MethodCallTool {
+		return h.apiToolCallCreate(c, req, args)
+	}
+	srv, err := h.store.ServerByName(ctx, req.Server)
+	if err != nil {
+		return err
+	}
 	var fieldErrs map[string]string
 	switch req.Method {
-	case mcpclient.MethodCallTool:
-		tool, err := h.engine.Tool(ctx, srv, req.Tool)
-		if err != nil {
-			return err
-		}
-		target = tool.Name
-		if schema, err := json.Marshal(tool.InputSchema); err == nil && string(schema) != "null" {
-			if errs, err := forms.Validate(schema, args); err == nil && len(errs) > 0 {
-				fieldErrs = errs
-			}
-		}
 	case mcpclient.MethodGetPrompt:
 		prompt, err := h.engine.Prompt(ctx, srv, req.Prompt)
 		if err != nil {
@@ -96,14 +91,74 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 			Fields:  map[string]map[string]string{"arguments": fieldErrs},
 		}})
 	}
+	detail := map[string]any{"server": srv.Name, "api": true}
+	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Arguments: req.Arguments,
+		Audit: h.userAudit(c, "call.started", "", detail),
 	})
 	if err != nil {
 		return err
 	}
-	detail := map[string]any{"server": srv.Name, "api": true}
-	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
-	h.audit(c, "call.started", call.ID, detail)
 	return writeJSON(c, http.StatusCreated, newAPICall(call, nil))
 }
+
+// apiToolCallCreate starts a tool call: the server is read, the arguments
+// checked against the tool's cached input schema and the call stored in
+// one transaction. Only when the cached catalog has run out is the server
+// asked for its tools first.
+func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any) error {
+	ctx := c.Request().Context()
+	var listed []*mcp.Tool // the catalog listed afresh, when the cache had run out
+	for {
+		var fieldErrs map[string]string
+		call, err := h.store.CreateCallFor(ctx, req.Server, func(srv *store.Server) (store.NewCall, error) {
+			tool, fresh := h.engine.CachedTool(srv, req.Tool)
+			if !fresh && listed == nil {
+				return store.NewCall{}, errCatalogStale
+			}
+			if !fresh {
+				tool = engine.FindTool(listed, req.Tool)
+			}
+			if tool == nil {
+				return store.NewCall{}, &store.Error{Kind: store.ErrNotFound, Message: "tool " + req.Tool + " not found"}
+			}
+			if schema, err := json.Marshal(tool.InputSchema); err == nil && string(schema) != "null" {
+				if errs, err := forms.Validate(schema, args); err == nil && len(errs) > 0 {
+					fieldErrs = errs
+					return store.NewCall{}, errStale
+				}
+			}
+			return store.NewCall{
+				Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: tool.Name, Arguments: req.Arguments,
+				Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": tool.Name}),
+			}, nil
+		})
+		switch {
+		case errors.Is(err, errCatalogStale):
+			srv, err := h.store.ServerByName(ctx, req.Server)
+			if err != nil {
+				return err
+			}
+			if listed, err = h.engine.Tools(ctx, srv); err != nil {
+				return err
+			}
+			if listed == nil {
+				listed = []*mcp.Tool{}
+			}
+			continue
+		case len(fieldErrs) > 0:
+			return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
+				Message: "The arguments do not fit the tool's input schema.",
+				Fields:  map[string]map[string]string{"arguments": fieldErrs},
+			}})
+		case err != nil:
+			return err
+		}
+		return writeJSON(c, http.StatusCreated, newAPICall(call, nil))
+	}
+}
+
+// errCatalogStale rolls back a call started against a catalog that has run
+// out; the tools are listed again and the call started anew.
+var errCatalogStale = errors.New("the tool catalog has run out")

@@ -61,8 +61,19 @@ func (s series) print() {
 			last = r.lastError
 		}
 	}
-	fmt.Printf("%-22s %9.1f/s  ±%-7.1f %8s %8s %8s %7d\n", s.name, mean, spread/2,
-		ms(slices.Max(p50)), ms(slices.Max(p95)), ms(slices.Max(p99)), errors)
+	perRound := "-"
+	var xs []float64
+	for _, r := range s.results {
+		if pr := r.perRound(); pr >= 0 {
+			xs = append(xs, pr)
+		}
+	}
+	if len(xs) == len(s.results) && len(xs) > 0 {
+		m, _ := meanSpread(xs)
+		perRound = fmt.Sprintf("%.1f", m)
+	}
+	fmt.Printf("%-22s %9.1f/s  ±%-7.1f %8s %8s %8s %7d %9s\n", s.name, mean, spread/2,
+		ms(slices.Max(p50)), ms(slices.Max(p95)), ms(slices.Max(p99)), errors, perRound)
 	if last != "" {
 		fmt.Printf("%22s last error: %s\n", "", last)
 	}
@@ -71,7 +82,7 @@ func (s series) print() {
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
 
 func header() {
-	fmt.Printf("%-22s %11s  %-8s %8s %8s %8s %7s\n", "", "rate", "spread", "p50", "p95", "p99", "errors")
+	fmt.Printf("%-22s %11s  %-8s %8s %8s %8s %7s %9s\n", "", "rate", "spread", "p50", "p95", "p99", "errors", "xacts/rd")
 }
 
 func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string) error {
@@ -79,31 +90,34 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 	for m := range strings.SplitSeq(o.modes, ",") {
 		want[strings.TrimSpace(m)] = true
 	}
-	repeat := func(name string, mk func(i int) user) series {
+	repeat := func(name string, mk func(i int) user, xacts func() int64) series {
 		s := series{name: name}
 		for range o.runs {
-			s.results = append(s.results, measure(ctx, o.users, o.warmup, o.duration, mk))
+			s.results = append(s.results, measure(ctx, o.users, o.warmup, o.duration, mk, xacts))
 		}
 		return s
 	}
+	xacts := f.xactCounter(ctx)
+	defer xacts.close()
 	fmt.Println()
 	fmt.Println("Rates are answered rounds per second (the baseline: MCP requests per second); latency is")
 	fmt.Println("from an answer's POST to the next round, or the result, being visible. Max over runs.")
+	fmt.Println("xacts/rd: Postgres transactions (pg_stat_database, committed and rolled back) per answered round.")
 	header()
 	var baseline, api series
 	var all []series
 	if want["baseline"] {
-		baseline = repeat("baseline (bare go-sdk)", func(int) user { return baselineUser(demoURL) })
+		baseline = repeat("baseline (bare go-sdk)", func(int) user { return baselineUser(demoURL) }, nil)
 		baseline.print()
 		all = append(all, baseline)
 	}
 	if want["api"] || want["half"] {
-		api = repeat("api", func(int) user { return apiUser(f.urls, f.token, nil) })
+		api = repeat("api", func(int) user { return apiUser(f.urls, f.token, nil) }, xacts.read)
 		api.print()
 		all = append(all, api)
 	}
 	if want["html"] {
-		html := repeat("html pages", func(int) user { return htmlUser(f.urls) })
+		html := repeat("html pages", func(int) user { return htmlUser(f.urls) }, xacts.read)
 		html.print()
 		all = append(all, html)
 	}
@@ -116,7 +130,7 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 			p := newPacer(pctx, peak/2)
 			half.results = append(half.results, measure(ctx, o.users, o.warmup, o.duration, func(int) user {
 				return apiUser(f.urls, f.token, p)
-			}))
+			}, xacts.read))
 			cancel()
 		}
 		half.print()

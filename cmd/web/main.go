@@ -194,6 +194,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 
 	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: version, RequestTimeout: cfg.RequestTimeout})
 	notifier := store.NewNotifier(pool, log)
+	st.CacheAuth(notifier)
 	eng, err := engine.New(pool, st, mc, engine.Config{
 		RoundTTL:          cfg.RoundTTL,
 		MaxRounds:         cfg.MaxRounds,

@@ -59,6 +59,13 @@ type Config struct {
 	// Notifier wakes a held call when its question is answered, on any
 	// instance; without it the holder only polls.
 	Notifier *store.Notifier
+	// Retention is how long finished calls are kept; default 90 days.
+	// AuditRetention is how long audit entries are kept; default 400 days
+	// (at least a day). RetentionInterval is how often the retention job
+	// runs; default 10 minutes.
+	Retention         time.Duration
+	AuditRetention    time.Duration
+	RetentionInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -89,6 +96,16 @@ func (c Config) withDefaults() Config {
 	if c.HeldTimeout <= 0 {
 		c.HeldTimeout = 10 * time.Minute
 	}
+	if c.Retention <= 0 {
+		c.Retention = 90 * 24 * time.Hour
+	}
+	if c.AuditRetention <= 0 {
+		c.AuditRetention = 400 * 24 * time.Hour
+	}
+	c.AuditRetention = max(c.AuditRetention, 24*time.Hour)
+	if c.RetentionInterval <= 0 {
+		c.RetentionInterval = 10 * time.Minute
+	}
 	return c
 }
 
@@ -116,6 +133,9 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, &expiryWorker{e: e}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &retentionWorker{e: e}); err != nil {
 		return nil, err
 	}
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
@@ -228,6 +248,10 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		log.InfoContext(ctx, "request already handled")
 		return nil
 	}
+	if errors.Is(err, store.ErrNotFound) {
+		log.InfoContext(ctx, "call deleted before its request")
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -291,8 +315,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		log.InfoContext(ctx, "call complete")
 		err = e.store.CompleteCall(ctx, callID, seq, json.RawMessage(out.Result), o)
 	}
-	if errors.Is(err, store.ErrConflict) {
-		// Someone else finished this request meanwhile (a rescued duplicate).
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		// Someone else finished this request meanwhile (a rescued
+		// duplicate), or the call was deleted.
 		return nil
 	}
 	return err

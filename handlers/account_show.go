@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -16,13 +17,16 @@ func (h *Handler) accountShow(c echo.Context) error {
 		IsAdmin: u.IsAdmin,
 		Since:   u.CreatedAt,
 		Flash:   flashFromQuery(c),
+		Calls:   views.AccountCallsVM{RetentionDays: int(h.engine.Config().Retention / (24 * time.Hour))},
 	}
 	return render(c, http.StatusOK, views.AccountPage(vm))
 }
 
 // accountNotices are the messages a redirect back to the account page may
 // show (`/account?done=KEY`); sections add their own keys.
-var accountNotices = map[string]string{}
+var accountNotices = map[string]string{
+	"calls_deleted": "Every call you started was deleted, with its rounds and your answers.",
+}
 
 func flashFromQuery(c echo.Context) string {
 	return accountNotices[c.QueryParam("done")]

@@ -23,6 +23,7 @@ var headerNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$")
 
 // adminNotices are the messages a redirect after an action may show.
 var adminNotices = map[string]string{
+	"calls_deleted": "The person's calls were deleted, with their rounds and answers.",
 	"added":     "Added. It is usable on every instance now.",
 	"saved":     "Saved.",
 	"enabled":   "Enabled: people can start calls on it again.",

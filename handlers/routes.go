@@ -39,6 +39,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/login", h.loginSubmit)
 	e.POST("/logout", h.logout)
 	e.GET("/account", h.accountShow)
+	e.POST("/account/calls/delete", h.accountCallsDelete)
 	e.GET("/tokens", h.tokensShow)
 	e.POST("/tokens", h.tokenCreate)
 	e.POST("/tokens/:id/revoke", h.tokenRevoke)
@@ -56,12 +57,14 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/calls/:id/rounds/:seq", h.roundAnswer)
 	e.POST("/calls/:id/rounds/:seq/draft", h.roundDraft)
 	e.POST("/calls/:id/retry", h.callRetry)
+	e.POST("/calls/:id/delete", h.callDelete)
 
 	api := e.Group("/api/v1")
 	api.POST("/calls", h.apiCallCreate)
 	api.GET("/calls/:id", h.apiCallShow)
 	api.POST("/calls/:id/rounds/:seq", h.apiRoundAnswer)
 	api.POST("/calls/:id/retry", h.apiCallRetry)
+	api.DELETE("/calls/:id", h.apiCallDelete)
 
 	// Admins only; anyone else gets the 404 of a missing page.
 	admin := e.Group("/admin", h.requireAdmin)
@@ -79,6 +82,7 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/users/:name/disabled", h.adminUserDisable)
 	admin.POST("/users/:name/admin", h.adminUserAdmin)
 	admin.POST("/users/:name/password", h.adminUserPassword)
+	admin.POST("/users/:name/calls/delete", h.adminUserCallsDelete)
 	admin.GET("/calls", h.adminCalls)
 	admin.GET("/calls/:id", h.adminCallShow)
 	admin.POST("/calls/:id/retry", h.adminCallRetry)

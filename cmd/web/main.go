@@ -204,6 +204,9 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		Capabilities:      mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
 		Version:           version,
 		ExpiryInterval:    cfg.ExpiryInterval,
+		Retention:         cfg.Retention,
+		AuditRetention:    cfg.AuditRetention,
+		RetentionInterval: cfg.RetentionInterval,
 		HeartbeatInterval: cfg.HeartbeatInterval,
 		Metrics:           metrics.New(st, cfg.MetricsAllow, log),
 	}, log)

@@ -317,7 +317,10 @@ func describe(err error) (string, bool) {
 	var unreachable *mcpclient.UnreachableError
 	var server *mcpclient.ServerError
 	var undeclared *mcpclient.UndeclaredError
+	var redirect *mcpclient.RedirectError
 	switch {
+	case errors.As(err, &redirect):
+		return "The call failed: " + redirect.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
 	case errors.As(err, &unreachable):

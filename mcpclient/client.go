@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -160,9 +161,10 @@ func New(opts Options) *Client {
 		rt = http.DefaultTransport
 	}
 	c.http = &http.Client{
-		Timeout:   base.Timeout,
-		Jar:       base.Jar,
-		Transport: &limitTransport{base: rt, max: maxResponse},
+		Timeout:       base.Timeout,
+		Jar:           base.Jar,
+		Transport:     &limitTransport{base: rt, max: maxResponse},
+		CheckRedirect: sameOriginRedirects,
 	}
 	return c
 }
@@ -170,14 +172,20 @@ func New(opts Options) *Client {
 // MaxRequestState is the largest requestState, in bytes, this client keeps.
 func (c *Client) MaxRequestState() int { return c.maxState }
 
-// httpFor returns an HTTP client that adds the server's headers.
+// httpFor returns an HTTP client that adds the server's headers to the
+// requests going to the server's own origin, and to no other.
 func (c *Client) httpFor(srv Server) *http.Client {
 	if len(srv.Header) == 0 {
 		return c.http
 	}
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		return c.http
+	}
 	return &http.Client{
-		Timeout:   c.http.Timeout,
-		Transport: &headerTransport{base: c.http.Transport, header: srv.Header},
+		Timeout:       c.http.Timeout,
+		Transport:     &headerTransport{base: c.http.Transport, header: srv.Header, origin: origin(u)},
+		CheckRedirect: c.http.CheckRedirect,
 	}
 }
 
@@ -254,9 +262,13 @@ func (b *limitedBody) Close() error { return b.rc.Close() }
 type headerTransport struct {
 	base   http.RoundTripper
 	header http.Header
+	origin string // the only origin the header is sent to
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if origin(req.URL) != t.origin {
+		return t.base.RoundTrip(req)
+	}
 	req = req.Clone(req.Context())
 	for k, vs := range t.header {
 		req.Header.Del(k)

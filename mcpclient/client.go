@@ -71,6 +71,8 @@ type Server struct {
 	// Held answers the questions a handshake-era server asks while a call
 	// is open. Without it such a server gets no capabilities declared.
 	Held *Held
+	// tap, when set, keeps a copy of the response bodies.
+	tap *tap
 }
 
 // Root is a file:// URI a server may look at, with an optional name.
@@ -175,18 +177,22 @@ func (c *Client) MaxRequestState() int { return c.maxState }
 // httpFor returns an HTTP client that adds the server's headers to the
 // requests going to the server's own origin, and to no other.
 func (c *Client) httpFor(srv Server) *http.Client {
-	if len(srv.Header) == 0 {
+	if len(srv.Header) == 0 && srv.tap == nil {
 		return c.http
 	}
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		return c.http
+	rt := c.http.Transport
+	if srv.tap != nil {
+		srv.tap.base = rt
+		rt = srv.tap
 	}
-	return &http.Client{
-		Timeout:       c.http.Timeout,
-		Transport:     &headerTransport{base: c.http.Transport, header: srv.Header, origin: origin(u)},
-		CheckRedirect: c.http.CheckRedirect,
+	if len(srv.Header) > 0 {
+		home := "" // a URL that does not parse gets no headers
+		if u, err := url.Parse(srv.URL); err == nil {
+			home = origin(u)
+		}
+		rt = &headerTransport{base: rt, header: srv.Header, origin: home}
 	}
+	return &http.Client{Timeout: c.http.Timeout, Transport: rt, CheckRedirect: c.http.CheckRedirect}
 }
 
 // newRequestID returns a JSON-RPC id no other request of ours shares, in

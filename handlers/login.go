@@ -64,7 +64,16 @@ func (h *Handler) loginSubmit(c echo.Context) error {
 	}
 	// A new session on sign-in: nothing from before carries over.
 	s := h.session(c)
-	s.Values = map[any]any{sessUser: u.Name, sessIssued: time.Now().Unix(), sessCSRF: randomToken()}
+	if old, ok := s.Values[sessSecret].(string); ok {
+		if err := h.store.EndSession(ctx, old); err != nil {
+			return err
+		}
+	}
+	secret, err := h.store.CreateSession(ctx, u.ID, c.Request().UserAgent(), c.RealIP(), h.auth.SessionTTL)
+	if err != nil {
+		return err
+	}
+	s.Values = map[any]any{sessSecret: secret, sessIssued: time.Now().Unix(), sessCSRF: randomToken()}
 	if err := s.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
@@ -73,10 +82,20 @@ func (h *Handler) loginSubmit(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, vm.Next)
 }
 
-// logout ends the session.
+// logout ends the session, on every instance.
 func (h *Handler) logout(c echo.Context) error {
 	h.audit(c, "sign_out", "", nil)
+	return h.endCookieSession(c)
+}
+
+// endCookieSession ends this browser's session and forgets its cookie.
+func (h *Handler) endCookieSession(c echo.Context) error {
 	s := h.session(c)
+	if secret, ok := s.Values[sessSecret].(string); ok {
+		if err := h.store.EndSession(c.Request().Context(), secret); err != nil {
+			return err
+		}
+	}
 	s.Values = map[any]any{}
 	s.Options.MaxAge = -1
 	if err := s.Save(c.Request(), c.Response()); err != nil {

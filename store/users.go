@@ -83,16 +83,14 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	return pgx.CollectRows(rows, pgx.RowToStructByName[User])
 }
 
-// SetUserDisabled disables or enables a user.
+// SetUserDisabled disables or enables a user. Disabling ends all their
+// sessions.
 func (s *Store) SetUserDisabled(ctx context.Context, name string, disabled bool) error {
-	tag, err := s.pool.Exec(ctx, `update users set disabled = $2, updated_at = now() where name = $1`, name, disabled)
-	if err != nil {
-		return err
+	if disabled {
+		return s.updateUserEndingSessions(ctx, name, `update users set disabled = true, updated_at = now()
+			where name = $1 returning id`, name)
 	}
-	if tag.RowsAffected() == 0 {
-		return notFound("user " + name)
-	}
-	return nil
+	return s.execOne(ctx, "user "+name, `update users set disabled = false, updated_at = now() where name = $1`, name)
 }
 
 // ErrBadCredentials is a failed sign-in; it never says which part was wrong.

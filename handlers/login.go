@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -16,9 +17,12 @@ import (
 
 // Sign-in limits, shared by every instance through Postgres.
 const (
-	loginWindow         = 15 * time.Minute
-	loginMaxPerAccount  = 5
-	loginMaxPerAddress  = 20
+	loginWindow        = 15 * time.Minute
+	loginMaxPerAccount = 5
+	loginMaxPerAddress = 20
+	// An address the account signed in from within this time is its
+	// owner's usual address, limited on its own.
+	loginKnownAddress   = 30 * 24 * time.Hour
 	loginFailureMessage = "Too many failed sign-ins. Wait a few minutes and try again."
 )
 
@@ -33,24 +37,21 @@ func (h *Handler) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	name := strings.TrimSpace(c.FormValue("username"))
 	vm := views.LoginVM{Username: name, Next: safeNext(c.FormValue("next"))}
-	accountKey, addrKey := "user:"+strings.ToLower(name), "addr:"+c.RealIP()
-	since := time.Now().Add(-loginWindow)
-	for key, limit := range map[string]int{accountKey: loginMaxPerAccount, addrKey: loginMaxPerAddress} {
-		n, err := h.store.LoginFailures(ctx, key, since)
-		if err != nil {
-			return err
-		}
-		if n >= limit {
-			vm.Error = loginFailureMessage
-			c.Response().Header().Set("Retry-After", "900")
-			return render(c, http.StatusTooManyRequests, views.LoginPage(vm))
-		}
+	limits := store.SignInLimits{Window: loginWindow, PerAccount: loginMaxPerAccount, PerAddress: loginMaxPerAddress,
+		KnownFor: loginKnownAddress}
+	// Counted before the password is checked, so that parallel guesses
+	// meet the limit as sequential ones do.
+	attempt, err := h.store.BeginSignIn(ctx, name, c.RealIP(), limits)
+	if err != nil {
+		return err
+	}
+	if attempt.Limited {
+		vm.Error = loginFailureMessage
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(loginWindow/time.Second)))
+		return render(c, http.StatusTooManyRequests, views.LoginPage(vm))
 	}
 	u, err := h.store.Authenticate(ctx, name, c.FormValue("password"))
 	if err == store.ErrBadCredentials {
-		if err := h.store.RecordLoginFailure(ctx, accountKey, addrKey); err != nil {
-			return err
-		}
 		h.log.InfoContext(ctx, "sign-in failed", "user", name, "addr", c.RealIP())
 		h.auditAs(c, name, "sign_in.failed", name, nil)
 		vm.Error = err.Error()
@@ -59,7 +60,7 @@ func (h *Handler) loginSubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.ClearLoginFailures(ctx, accountKey, since); err != nil {
+	if err := h.store.SignedIn(ctx, attempt, u.ID, loginWindow); err != nil {
 		return err
 	}
 	// A new session on sign-in: nothing from before carries over.

@@ -37,8 +37,8 @@ func (s *Store) CreateSession(ctx context.Context, userID int64, userAgent, addr
 			return err
 		}
 		_, err := tx.Exec(ctx, `insert into sessions (user_id, secret_hash, user_agent, address, expires_at)
-			values ($1, $2, $3, $4, now() + $5::interval)`,
-			userID, sum[:], clean(userAgent, 512), clean(address, 64), ttl.String())
+			values ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
+			userID, sum[:], clean(userAgent, 512), clean(address, 64), ttl.Seconds())
 		return err
 	})
 	return secret, err

@@ -480,3 +480,115 @@ func mustDoc(t *testing.T, page string) *goquery.Document {
 	}
 	return doc
 }
+
+// signInFrom tries a password once from address (X-Forwarded-For, from a
+// trusted proxy) and returns the status.
+func signInFrom(t *testing.T, base, address, name, password string) int {
+	t.Helper()
+	b := newBrowserAs(t, uaFirefox)
+	get, _ := http.NewRequest("GET", base+"/login", nil)
+	get.Header.Set("X-Forwarded-For", address)
+	resp, err := (&http.Client{Jar: b.jar}).Do(get)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	form := url.Values{"username": {name}, "password": {password}, "csrf_token": {csrfFrom(page)}, "next": {"/"}}
+	post, _ := http.NewRequest("POST", base+"/login", strings.NewReader(form.Encode()))
+	post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	post.Header.Set("X-Forwarded-For", address)
+	resp, err = (&http.Client{Jar: b.jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(post)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// guessInParallel sends 60 sign-ins at once, alternating between the
+// instances, and counts the statuses.
+func guessInParallel(t *testing.T, bases []string, attempt func(i int, base string) int) map[int]int {
+	t.Helper()
+	const guesses = 60
+	statuses := make([]int, guesses)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range guesses {
+		wg.Go(func() {
+			<-start
+			statuses[i] = attempt(i, bases[i%len(bases)])
+		})
+	}
+	close(start)
+	wg.Wait()
+	count := map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	return count
+}
+
+// passwordChecks counts the real password (bcrypt) checks that failed for
+// a name: each one writes a sign_in.failed audit row, and nothing else does.
+func passwordChecks(t *testing.T, db, name string) int {
+	t.Helper()
+	var n int
+	if err := adminPool(t, db).QueryRow(context.Background(),
+		`select count(*) from audit_log where action = 'sign_in.failed' and target = $1`, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSignInLimitUnderRace: 60 parallel wrong passwords over two instances
+// get exactly as many real password checks as the limits allow (5 per
+// account, 20 per address), like sequential ones. Strangers who lock an
+// account do not lock out its owner's usual address, which has a limit of
+// its own.
+func TestSignInLimitUnderRace(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "TRUSTED_PROXIES": "127.0.0.1/32"}
+	bases := []string{startInstance(t, db, env, nil).URL, startInstance(t, db, env, nil).URL}
+	addUser(t, db, "ada", "ada's own password")
+	const home = "10.0.0.7"
+	if status := signInFrom(t, bases[0], home, "ada", "ada's own password"); status != http.StatusSeeOther {
+		t.Fatalf("ada signs in at home: %d", status)
+	}
+
+	// One account, from strangers' addresses.
+	count := guessInParallel(t, bases, func(i int, base string) int {
+		return signInFrom(t, base, fmt.Sprintf("198.51.100.%d", i%3+1), "ada", fmt.Sprintf("guess %d", i))
+	})
+	if count[http.StatusUnauthorized] != 5 || count[http.StatusTooManyRequests] != 55 {
+		t.Errorf("60 parallel guesses at one account: %v, want five 401s and 55 429s", count)
+	}
+	if n := passwordChecks(t, db, "ada"); n != 5 {
+		t.Errorf("%d real password checks for ada, want 5", n)
+	}
+	if status := signInFrom(t, bases[1], "198.51.100.9", "ada", "ada's own password"); status != http.StatusTooManyRequests {
+		t.Errorf("the right password from a stranger's address while locked: %d, want 429", status)
+	}
+	// Her usual address still lets her in, on either instance.
+	if status := signInFrom(t, bases[1], home, "ada", "ada's own password"); status != http.StatusSeeOther {
+		t.Errorf("ada at her usual address while strangers locked the account: %d, want 303", status)
+	}
+	// It is not a way around the limit: it has five guesses of its own.
+	count = guessInParallel(t, bases, func(i int, base string) int {
+		return signInFrom(t, base, home, "ada", fmt.Sprintf("typo %d", i))
+	})
+	if count[http.StatusUnauthorized] != 5 || count[http.StatusTooManyRequests] != 55 {
+		t.Errorf("60 parallel guesses from ada's usual address: %v, want five 401s and 55 429s", count)
+	}
+
+	// One address, many accounts: 20 checks.
+	count = guessInParallel(t, bases, func(i int, base string) int {
+		return signInFrom(t, base, "203.0.113.5", fmt.Sprintf("nobody%d", i%30), "guess")
+	})
+	if count[http.StatusUnauthorized] != 20 || count[http.StatusTooManyRequests] != 40 {
+		t.Errorf("60 parallel guesses from one address: %v, want twenty 401s and 40 429s", count)
+	}
+}

@@ -2,12 +2,7 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -38,7 +33,7 @@ func (e *Engine) retryLater(ctx context.Context, c *store.Call, seq int, err err
 	}
 	wait += rand.N(wait/5 + 1)
 	wait = max(wait, asked)
-	at, ok, derr := e.store.DeferRequest(context.WithoutCancel(ctx), c.ID, seq, unreachableReason(err), wait, e.cfg.RetryWindow)
+	at, ok, derr := e.store.DeferRequest(context.WithoutCancel(ctx), c.ID, seq, mcpclient.Reason(err), wait, e.cfg.RetryWindow)
 	if derr != nil {
 		// Postgres is out too: River's own retry takes the job again.
 		return derr, true
@@ -49,20 +44,4 @@ func (e *Engine) retryLater(ctx context.Context, c *store.Call, seq int, err err
 	e.log.InfoContext(ctx, "server unreachable; trying again later", "call_id", c.ID, "seq", seq,
 		"at", at, "err", err)
 	return river.JobSnooze(max(time.Until(at), 0)), true
-}
-
-// unreachableReason says in a few words why a request did not get through.
-func unreachableReason(err error) string {
-	var se *mcpclient.StatusError
-	var dns *net.DNSError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("HTTP %d %s", se.Code, http.StatusText(se.Code))
-	case errors.As(err, &dns):
-		return "the server's name did not resolve"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
-	default:
-		return "the connection could not be made"
-	}
 }

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -88,4 +90,29 @@ func Transient(err error) (wait time.Duration, ok bool) {
 		return 0, true
 	}
 	return 0, false
+}
+
+// Reason says in a few words why a request did not get through, for a
+// person: never the server's own words, which go elsewhere.
+func Reason(err error) string {
+	var se *StatusError
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("HTTP %d %s", se.Code, http.StatusText(se.Code))
+	case errors.As(err, &dns):
+		return "the server's name did not resolve"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the server did not answer in time"
+	case errors.Is(err, ErrResponseTooLarge):
+		return "the server's answer was too large"
+	default:
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return "the connection could not be made"
+		}
+		return "the connection failed"
+	}
 }

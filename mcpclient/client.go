@@ -70,6 +70,8 @@ type Server struct {
 	// Held answers the questions a handshake-era server asks while a call
 	// is open. Without it such a server gets no capabilities declared.
 	Held *Held
+	// tap, when set, keeps a copy of the response bodies.
+	tap *tap
 }
 
 // Root is a file:// URI a server may look at, with an optional name.
@@ -172,13 +174,18 @@ func (c *Client) MaxRequestState() int { return c.maxState }
 
 // httpFor returns an HTTP client that adds the server's headers.
 func (c *Client) httpFor(srv Server) *http.Client {
-	if len(srv.Header) == 0 {
+	if len(srv.Header) == 0 && srv.tap == nil {
 		return c.http
 	}
-	return &http.Client{
-		Timeout:   c.http.Timeout,
-		Transport: &headerTransport{base: c.http.Transport, header: srv.Header},
+	rt := c.http.Transport
+	if srv.tap != nil {
+		srv.tap.base = rt
+		rt = srv.tap
 	}
+	if len(srv.Header) > 0 {
+		rt = &headerTransport{base: rt, header: srv.Header}
+	}
+	return &http.Client{Timeout: c.http.Timeout, Transport: rt}
 }
 
 // wired returns an HTTP client for srv whose traffic goes through a wire of

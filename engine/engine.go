@@ -328,7 +328,10 @@ func describe(err error) (string, bool) {
 	var server *mcpclient.ServerError
 	var undeclared *mcpclient.UndeclaredError
 	var refused *mcpclient.HTTPError
+	var redirect *mcpclient.RedirectError
 	switch {
+	case errors.As(err, &redirect):
+		return "The call failed: " + redirect.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
 	case errors.As(err, &refused):

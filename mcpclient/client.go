@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -162,9 +163,10 @@ func New(opts Options) *Client {
 		rt = http.DefaultTransport
 	}
 	c.http = &http.Client{
-		Timeout:   base.Timeout,
-		Jar:       base.Jar,
-		Transport: &limitTransport{base: rt, max: maxResponse},
+		Timeout:       base.Timeout,
+		Jar:           base.Jar,
+		Transport:     &limitTransport{base: rt, max: maxResponse},
+		CheckRedirect: sameOriginRedirects,
 	}
 	return c
 }
@@ -172,7 +174,8 @@ func New(opts Options) *Client {
 // MaxRequestState is the largest requestState, in bytes, this client keeps.
 func (c *Client) MaxRequestState() int { return c.maxState }
 
-// httpFor returns an HTTP client that adds the server's headers.
+// httpFor returns an HTTP client that adds the server's headers to the
+// requests going to the server's own origin, and to no other.
 func (c *Client) httpFor(srv Server) *http.Client {
 	if len(srv.Header) == 0 && srv.tap == nil {
 		return c.http
@@ -183,9 +186,13 @@ func (c *Client) httpFor(srv Server) *http.Client {
 		rt = srv.tap
 	}
 	if len(srv.Header) > 0 {
-		rt = &headerTransport{base: rt, header: srv.Header}
+		home := "" // a URL that does not parse gets no headers
+		if u, err := url.Parse(srv.URL); err == nil {
+			home = origin(u)
+		}
+		rt = &headerTransport{base: rt, header: srv.Header, origin: home}
 	}
-	return &http.Client{Timeout: c.http.Timeout, Transport: rt}
+	return &http.Client{Timeout: c.http.Timeout, Transport: rt, CheckRedirect: c.http.CheckRedirect}
 }
 
 // wired returns an HTTP client for srv whose traffic goes through a wire of
@@ -274,9 +281,13 @@ func (b *limitedBody) Close() error { return b.rc.Close() }
 type headerTransport struct {
 	base   http.RoundTripper
 	header http.Header
+	origin string // the only origin the header is sent to
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if origin(req.URL) != t.origin {
+		return t.base.RoundTrip(req)
+	}
 	req = req.Clone(req.Context())
 	for k, vs := range t.header {
 		req.Header.Del(k)

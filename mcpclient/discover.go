@@ -432,7 +432,7 @@ func wrapSDK(ctx context.Context, err error) error {
 	if errors.As(err, &we) && we.Code != codeRejectedByTransport {
 		return &ServerError{Code: we.Code, Message: we.Message}
 	}
-	return &UnreachableError{Err: ctxDone(ctx, err)}
+	return transportError(ctx, err)
 }
 
 type mcpWireError = jsonrpc.Error

@@ -125,7 +125,7 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 	}
 	conn, err := transport.Connect(ctx)
 	if err != nil {
-		return nil, &UnreachableError{Err: err}
+		return nil, transportError(ctx, err)
 	}
 	defer conn.Close()
 	method := req.Method
@@ -136,7 +136,7 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 		if r := w.lastRefusal(); r != nil && ctx.Err() == nil {
 			return nil, r
 		}
-		return nil, &UnreachableError{Err: ctxDone(ctx, err)}
+		return nil, transportError(ctx, err)
 	}
 	for {
 		msg, err := conn.Read(ctx)
@@ -144,7 +144,7 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 			if r := w.lastRefusal(); r != nil && ctx.Err() == nil {
 				return nil, r
 			}
-			return nil, &UnreachableError{Err: ctxDone(ctx, err)}
+			return nil, transportError(ctx, err)
 		}
 		resp, ok := msg.(*jsonrpc.Response)
 		if !ok || resp.ID != id {

@@ -12,12 +12,17 @@ import (
 // accountShow is the signed-in person's account page.
 func (h *Handler) accountShow(c echo.Context) error {
 	u := user(c)
+	sessions, err := h.accountSessionsVM(c)
+	if err != nil {
+		return err
+	}
 	vm := views.AccountVM{
-		Name:    u.Name,
-		IsAdmin: u.IsAdmin,
-		Since:   u.CreatedAt,
-		Flash:   flashFromQuery(c),
-		Calls:   views.AccountCallsVM{RetentionDays: int(h.engine.Config().Retention / (24 * time.Hour))},
+		Sessions: sessions,
+		Name:     u.Name,
+		IsAdmin:  u.IsAdmin,
+		Since:    u.CreatedAt,
+		Flash:    flashFromQuery(c),
+		Calls:    views.AccountCallsVM{RetentionDays: int(h.engine.Config().Retention / (24 * time.Hour))},
 	}
 	return render(c, http.StatusOK, views.AccountPage(vm))
 }

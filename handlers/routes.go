@@ -40,6 +40,8 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/logout", h.logout)
 	e.GET("/account", h.accountShow)
 	e.POST("/account/calls/delete", h.accountCallsDelete)
+	e.POST("/account/sessions/:id/end", h.accountSessionEnd)
+	e.POST("/account/sessions/end", h.accountSessionsEnd)
 	e.GET("/tokens", h.tokensShow)
 	e.POST("/tokens", h.tokenCreate)
 	e.POST("/tokens/:id/revoke", h.tokenRevoke)
@@ -65,6 +67,12 @@ func (h *Handler) Routes() *echo.Echo {
 	api.POST("/calls/:id/rounds/:seq", h.apiRoundAnswer)
 	api.POST("/calls/:id/retry", h.apiCallRetry)
 	api.DELETE("/calls/:id", h.apiCallDelete)
+	api.POST("/calls/:id/cancel", h.apiCallCancel)
+	api.GET("/calls", h.apiCalls)
+	api.GET("/servers", h.apiServers)
+	api.GET("/servers/:server", h.apiServerShow)
+	api.GET("/servers/:server/tools", h.apiServerTools)
+	api.GET("/openapi.json", h.apiOpenAPI)
 
 	// Admins only; anyone else gets the 404 of a missing page.
 	admin := e.Group("/admin", h.requireAdmin)

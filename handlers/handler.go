@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -95,6 +96,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, msg
 	case errors.Is(err, store.ErrInvalid):
 		return http.StatusUnprocessableEntity, msg
+	case errors.As(err, new(*mcpclient.AuthRequiredError)):
+		return http.StatusForbidden, "This server needs you to connect to it first: use Connect on the server's page."
 	case errors.Is(err, context.Canceled):
 		return 499, "The request was cancelled."
 	}

@@ -70,6 +70,9 @@ type Server struct {
 	// Held answers the questions a handshake-era server asks while a call
 	// is open. Without it such a server gets no capabilities declared.
 	Held *Held
+	// Token is an OAuth access token for the server, sent only to its
+	// origin as "Authorization: Bearer".
+	Token string
 	// tap, when set, keeps a copy of the response bodies.
 	tap *tap
 }
@@ -172,16 +175,16 @@ func New(opts Options) *Client {
 // MaxRequestState is the largest requestState, in bytes, this client keeps.
 func (c *Client) MaxRequestState() int { return c.maxState }
 
-// httpFor returns an HTTP client that adds the server's headers.
-func (c *Client) httpFor(srv Server) *http.Client {
-	if len(srv.Header) == 0 && srv.tap == nil {
-		return c.http
-	}
+// httpFor returns an HTTP client that adds the server's headers and its
+// token, and records in box any authorization challenge it answers with.
+func (c *Client) httpFor(srv Server, box *authBox) *http.Client {
 	rt := c.http.Transport
 	if srv.tap != nil {
 		srv.tap.base = rt
 		rt = srv.tap
 	}
+	box.base = rt
+	rt = box
 	if len(srv.Header) > 0 {
 		rt = &headerTransport{base: rt, header: srv.Header}
 	}

@@ -74,9 +74,10 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, e
 	client := mcp.NewClient(&impl, opts)
 	// The go-sdk answers roots/list from these, without asking anyone.
 	client.AddRoots(roots...)
+	box := newAuthBox(srv)
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   srv.URL,
-		HTTPClient: c.httpFor(srv),
+		HTTPClient: c.httpFor(srv, box),
 		// A handshake-era server may send its questions on the standalone
 		// stream; a stateless one has none.
 		DisableStandaloneSSE: srv.Held == nil,
@@ -86,7 +87,7 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, e
 	defer cancel()
 	cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
 	if err != nil {
-		return nil, wrapSDK(ctx, err)
+		return nil, box.wrap(wrapSDK(ctx, err))
 	}
 	return cs, nil
 }

@@ -116,9 +116,10 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 	if err != nil {
 		return nil, err
 	}
+	box := newAuthBox(srv)
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:             srv.URL,
-		HTTPClient:           c.httpFor(srv),
+		HTTPClient:           c.httpFor(srv, box),
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}
@@ -132,7 +133,7 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 		method = MethodCallTool
 	}
 	if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
-		return nil, &UnreachableError{Err: ctxDone(ctx, err)}
+		return nil, box.wrap(&UnreachableError{Err: ctxDone(ctx, err)})
 	}
 	for {
 		msg, err := conn.Read(ctx)

@@ -58,9 +58,11 @@ type Call struct {
 	ServerSampling  bool            `db:"server_sampling"`
 	ServerRoots     bool            `db:"server_roots"`
 	ServerRootsList json.RawMessage `db:"server_roots_list"`
-	CreatedAt       time.Time       `db:"created_at"`
-	UpdatedAt       time.Time       `db:"updated_at"`
-	FinishedAt      *time.Time      `db:"finished_at"`
+	// ServerOAuthMode says who signs in at the server; see Server.
+	ServerOAuthMode string     `db:"server_oauth_mode"`
+	CreatedAt       time.Time  `db:"created_at"`
+	UpdatedAt       time.Time  `db:"updated_at"`
+	FinishedAt      *time.Time `db:"finished_at"`
 }
 
 // Finished reports whether the call has reached an end state.
@@ -77,7 +79,7 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.method, c.target, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable, c.handshake,
 	s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
-	c.created_at, c.updated_at, c.finished_at`
+	s.oauth_mode as server_oauth_mode, c.created_at, c.updated_at, c.finished_at`
 
 // Round is one input_required answer from the server: its questions, and
 // the person's answers once given. RequestState never leaves the server.

@@ -95,12 +95,17 @@ func (e *Engine) Tool(ctx context.Context, srv *store.Server, name string) (*mcp
 
 // mcpServer is how the engine reaches a registered server, with the
 // connection of the person it serves (see WithPerson), if any.
+// A server pinned to a revision is discovered and listed with it too.
 func (e *Engine) mcpServer(ctx context.Context, srv *store.Server, header http.Header) mcpclient.Server {
 	token, _, err := e.accessToken(ctx, srv.ID, personOf(ctx), "")
 	if err != nil {
 		e.log.WarnContext(ctx, "reading a connection", "server", srv.Name, "err", err)
 	}
-	return mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots), Token: token}
+	out := mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots), Token: token}
+	if srv.Protocol != "" && srv.Protocol != "auto" {
+		out.Protocol = srv.Protocol
+	}
+	return out
 }
 
 // noted records that a server asked for authorization, so pages and the

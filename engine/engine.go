@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -62,6 +63,13 @@ type Config struct {
 	// Auth renews OAuth connections that have run out; without it they
 	// are used until the server refuses them.
 	Auth *mcpauth.Client
+	// RetryWindow is how long a request the server could not take (see
+	// mcpclient.Transient) is sent again by itself before the call fails;
+	// default 10 minutes, negative for never. RetryBackoff is the first
+	// wait between tries, default 1s; each wait is as long as the time
+	// already spent trying, up to a minute, or what the server asked for.
+	RetryWindow  time.Duration
+	RetryBackoff time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -91,6 +99,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HeldTimeout <= 0 {
 		c.HeldTimeout = 10 * time.Minute
+	}
+	if c.RetryWindow == 0 {
+		c.RetryWindow = 10 * time.Minute
+	}
+	if c.RetryBackoff <= 0 {
+		c.RetryBackoff = time.Second
 	}
 	return c
 }
@@ -183,7 +197,8 @@ func (w *requestWorker) Timeout(*river.Job[store.RequestArgs]) time.Duration {
 
 func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestArgs]) error {
 	err := w.e.request(ctx, job.ID, job.Attempt, job.Args.CallID, job.Args.Seq)
-	if err != nil && job.Attempt >= job.MaxAttempts {
+	var snooze *river.JobSnoozeError
+	if err != nil && job.Attempt >= job.MaxAttempts && !errors.As(err, &snooze) {
 		// Last attempt: say so on the call rather than leave it running.
 		msg := "The request could not be completed: " + err.Error()
 		if ferr := w.e.store.FailCall(context.WithoutCancel(ctx), job.Args.CallID, job.Args.Seq, msg, true); ferr != nil {
@@ -275,6 +290,11 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		log.InfoContext(ctx, "the server asks for authorization", "status", authErr.Status)
 		err = e.needsAuthorization(ctx, c, seq, authErr)
 	case err != nil:
+		if wait, ok := mcpclient.Transient(err); ok && !held {
+			if snooze, ok := e.retryLater(ctx, c, seq, err, wait); ok {
+				return snooze
+			}
+		}
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)
 		err = e.store.FailCall(ctx, callID, seq, msg, retryable)
@@ -348,9 +368,32 @@ func describe(err error) (string, bool) {
 	var unreachable *mcpclient.UnreachableError
 	var server *mcpclient.ServerError
 	var undeclared *mcpclient.UndeclaredError
+	var refused *mcpclient.HTTPError
+	var status *mcpclient.StatusError
+	var redirect *mcpclient.RedirectError
 	switch {
+	case errors.As(err, &redirect):
+		return "The call failed: " + redirect.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
+	case errors.As(err, &refused):
+		// It answered: say what it said, not that it could not be reached.
+		msg := fmt.Sprintf("The server refused the request with HTTP %d %s", refused.Status, http.StatusText(refused.Status))
+		if refused.Message != "" {
+			msg += ": " + refused.Message
+		}
+		transient := refused.Status >= 500 || refused.Status == http.StatusTooManyRequests || refused.Status == http.StatusRequestTimeout
+		if transient {
+			msg += ". Your answers are kept; you can retry."
+		}
+		return msg, transient
+	case errors.As(err, &status):
+		// It answered, but could not take the request, for RetryWindow.
+		msg := fmt.Sprintf("The server answered HTTP %d %s", status.Code, http.StatusText(status.Code))
+		if status.Message != "" {
+			msg += ": " + status.Message
+		}
+		return msg + ". Your answers are kept; you can retry.", true
 	case errors.As(err, &unreachable):
 		if errors.Is(err, context.DeadlineExceeded) {
 			return "The server did not answer in time. Your answers are kept; you can retry.", true

@@ -40,8 +40,6 @@ type authBox struct {
 	err    *AuthRequiredError
 }
 
-func origin(u *url.URL) string { return strings.ToLower(u.Scheme + "://" + u.Host) }
-
 func (b *authBox) RoundTrip(req *http.Request) (*http.Response, error) {
 	if b.token != "" && origin(req.URL) == b.origin {
 		req = req.Clone(req.Context())

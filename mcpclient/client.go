@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -165,9 +166,10 @@ func New(opts Options) *Client {
 		rt = http.DefaultTransport
 	}
 	c.http = &http.Client{
-		Timeout:   base.Timeout,
-		Jar:       base.Jar,
-		Transport: &limitTransport{base: rt, max: maxResponse},
+		Timeout:       base.Timeout,
+		Jar:           base.Jar,
+		Transport:     &limitTransport{base: rt, max: maxResponse},
+		CheckRedirect: sameOriginRedirects,
 	}
 	return c
 }
@@ -175,8 +177,9 @@ func New(opts Options) *Client {
 // MaxRequestState is the largest requestState, in bytes, this client keeps.
 func (c *Client) MaxRequestState() int { return c.maxState }
 
-// httpFor returns an HTTP client that adds the server's headers and its
-// token, and records in box any authorization challenge it answers with.
+// httpFor returns an HTTP client that adds the server's headers to the
+// requests going to the server's own origin, and to no other, with its
+// token, recording in box any authorization challenge it answers with.
 func (c *Client) httpFor(srv Server, box *authBox) *http.Client {
 	rt := c.http.Transport
 	if srv.tap != nil {
@@ -186,9 +189,28 @@ func (c *Client) httpFor(srv Server, box *authBox) *http.Client {
 	box.base = rt
 	rt = box
 	if len(srv.Header) > 0 {
-		rt = &headerTransport{base: rt, header: srv.Header}
+		home := "" // a URL that does not parse gets no headers
+		if u, err := url.Parse(srv.URL); err == nil {
+			home = origin(u)
+		}
+		rt = &headerTransport{base: rt, header: srv.Header, origin: home}
 	}
-	return &http.Client{Timeout: c.http.Timeout, Transport: rt}
+	return &http.Client{Timeout: c.http.Timeout, Transport: rt, CheckRedirect: c.http.CheckRedirect}
+}
+
+// wired returns an HTTP client for srv whose traffic goes through a wire of
+// its own (see wire.go); held says whether elicitations are rewritten.
+func (c *Client) wired(srv Server, held bool) (*http.Client, *wire) {
+	box := newAuthBox(srv)
+	hc := *c.httpFor(srv, box)
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	w := newWire(rt, held)
+	w.auth = box
+	hc.Transport = w
+	return &hc, w
 }
 
 // newRequestID returns a JSON-RPC id no other request of ours shares, in
@@ -233,6 +255,10 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if se := statusError(resp, time.Now()); se != nil {
+		// The go-sdk would drop the status and Retry-After; keep them.
+		return nil, se
+	}
 	resp.Body = &limitedBody{rc: resp.Body, left: t.max}
 	return resp, nil
 }
@@ -264,9 +290,13 @@ func (b *limitedBody) Close() error { return b.rc.Close() }
 type headerTransport struct {
 	base   http.RoundTripper
 	header http.Header
+	origin string // the only origin the header is sent to
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if origin(req.URL) != t.origin {
+		return t.base.RoundTrip(req)
+	}
 	req = req.Clone(req.Context())
 	for k, vs := range t.header {
 		req.Header.Del(k)

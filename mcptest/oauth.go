@@ -86,7 +86,7 @@ func random() string {
 	return hex.EncodeToString(b[:])
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func asJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -94,7 +94,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func oauthError(w http.ResponseWriter, code, desc string) {
-	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
+	asJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
 }
 
 func (as *AuthServer) metadata(oidc bool) http.HandlerFunc {
@@ -106,7 +106,7 @@ func (as *AuthServer) metadata(oidc bool) http.HandlerFunc {
 			http.NotFound(w, r)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{
+		asJSON(w, http.StatusOK, map[string]any{
 			"issuer":                                         as.URL,
 			"authorization_endpoint":                         as.URL + "/authorize",
 			"token_endpoint":                                 as.URL + "/token",
@@ -135,7 +135,7 @@ func (as *AuthServer) register(w http.ResponseWriter, r *http.Request) {
 	as.mu.Lock()
 	as.clients[id] = req.RedirectURIs
 	as.mu.Unlock()
-	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs,
+	asJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs,
 		"token_endpoint_auth_method": "none"})
 }
 
@@ -232,7 +232,7 @@ func (as *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 		as.refresh[rt] = &issued
 		out["refresh_token"] = rt
 	}
-	writeJSON(w, http.StatusOK, out)
+	asJSON(w, http.StatusOK, out)
 }
 
 // Check reports whether a bearer token is good for resource, and its scopes.
@@ -258,7 +258,7 @@ func Protect(tb testing.TB, as *AuthServer, inner http.Handler, scope string, st
 	resource := srv.URL + "/mcp"
 	prm := srv.URL + "/.well-known/oauth-protected-resource/mcp"
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"resource": resource, "authorization_servers": []string{as.URL},
+		asJSON(w, http.StatusOK, map[string]any{"resource": resource, "authorization_servers": []string{as.URL},
 			"scopes_supported": []string{scope}, "bearer_methods_supported": []string{"header"}})
 	})
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {

@@ -74,6 +74,9 @@ type CallVM struct {
 	Live       bool
 	LiveHref   string
 	RoundsDone int
+	// Retry is set while a request the server could not take waits to be
+	// sent again by itself.
+	Retry *RetryVM
 	// ConnectHref, for a call waiting on a sign-in, starts it.
 	ConnectHref string
 }

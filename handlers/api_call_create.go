@@ -100,7 +100,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusCreated, newAPICall(call, nil))
+	return writeJSON(c, http.StatusCreated, h.apiCallOf(call, nil))
 }
 
 // apiToolCallCreate starts a tool call: the server is read, the arguments
@@ -110,9 +110,17 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any) error {
 	ctx := c.Request().Context()
 	var listed []*mcp.Tool // the catalog listed afresh, when the cache had run out
+	unchecked := false     // the caller must connect to the server before it lists its tools
 	for {
 		var fieldErrs map[string]string
 		call, err := h.store.CreateCallFor(ctx, req.Server, func(srv *store.Server) (store.NewCall, error) {
+			audit := h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": req.Tool})
+			if unchecked {
+				// The call waits for the caller to connect (authorization_required),
+				// and the server checks the arguments.
+				return store.NewCall{Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: req.Tool,
+					Arguments: req.Arguments, Audit: audit}, nil
+			}
 			tool, fresh := h.engine.CachedTool(srv, req.Tool)
 			if !fresh && listed == nil {
 				return store.NewCall{}, errCatalogStale
@@ -140,7 +148,13 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 			if err != nil {
 				return err
 			}
-			if listed, err = h.engine.Tools(ctx, srv); err != nil {
+			listed, err = h.engine.Tools(ctx, srv)
+			var authErr *mcpclient.AuthRequiredError
+			if errors.As(err, &authErr) {
+				unchecked = true
+				continue
+			}
+			if err != nil {
 				return err
 			}
 			if listed == nil {
@@ -155,7 +169,7 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 		case err != nil:
 			return err
 		}
-		return writeJSON(c, http.StatusCreated, newAPICall(call, nil))
+		return writeJSON(c, http.StatusCreated, h.apiCallOf(call, nil))
 	}
 }
 

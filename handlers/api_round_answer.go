@@ -67,7 +67,7 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	return writeJSON(c, http.StatusAccepted, newAPICall(call, nil))
+	return writeJSON(c, http.StatusAccepted, h.apiCallOf(call, nil))
 }
 
 // errStale rolls back an answer that was not taken; the caller says why.
@@ -88,5 +88,5 @@ func (h *Handler) apiCallRetry(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusAccepted, newAPICall(call, nil))
+	return writeJSON(c, http.StatusAccepted, h.apiCallOf(call, nil))
 }

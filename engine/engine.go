@@ -348,10 +348,13 @@ func describe(err error) (string, bool) {
 	var undeclared *mcpclient.UndeclaredError
 	var refused *mcpclient.HTTPError
 	var status *mcpclient.StatusError
+	var limit *mcpclient.LimitError
 	var redirect *mcpclient.RedirectError
 	switch {
 	case errors.As(err, &redirect):
 		return "The call failed: " + redirect.Error() + ".", false
+	case errors.As(err, &limit):
+		return "The call failed: " + limit.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
 	case errors.As(err, &refused):

@@ -264,8 +264,13 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		// This instance is stopping: the session goes with it.
 		return e.orphaned(ctx, c)
 	}
-	e.observe(ctx, c, seq, start, out, err)
-	log = log.With("duration", time.Since(start).Round(time.Millisecond))
+	// The outcome is stored first and the attempt's record after it: an
+	// instance that dies between the server's answer and the outcome's
+	// commit makes the rescued job send the request again, so nothing else
+	// may stand in that window.
+	took := time.Since(start)
+	defer e.observe(ctx, c, seq, start, took, out, err)
+	log = log.With("duration", took.Round(time.Millisecond))
 	switch {
 	case err != nil:
 		if wait, ok := mcpclient.Transient(err); ok && !held {

@@ -300,6 +300,23 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
 		srv.Protocol = c.ServerProtocol
 	}
+	if c.Method == mcpclient.MethodCallTool {
+		// Arguments marked x-mcp-header travel as Mcp-Param-* headers too.
+		schema, err := e.store.ToolHeaderSchema(ctx, c.ServerID, c.Target)
+		if err != nil {
+			return err
+		}
+		if ph := mcpclient.ParamHeaders(schema, c.Arguments); ph != nil {
+			merged := srv.Header.Clone()
+			if merged == nil {
+				merged = http.Header{}
+			}
+			for k, v := range ph {
+				merged[k] = v
+			}
+			srv.Header = merged
+		}
+	}
 	token, renewable, err := e.accessToken(ctx, c.ServerID, c.Owner, "")
 	if err != nil {
 		return err
@@ -327,6 +344,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		// This instance is stopping: the session goes with it.
 		return e.orphaned(ctx, c)
 	}
+	// The attempt's record is written in the outcome's own transaction: an
+	// instance that dies before that commit leaves neither, and the
+	// rescued job sends the request again.
 	o := outcome(ctx, e.observe(c, seq, start, out, err))
 	log = log.With("duration", time.Since(start).Round(time.Millisecond))
 	switch {
@@ -426,10 +446,13 @@ func describe(err error) (string, bool) {
 	var undeclared *mcpclient.UndeclaredError
 	var refused *mcpclient.HTTPError
 	var status *mcpclient.StatusError
+	var limit *mcpclient.LimitError
 	var redirect *mcpclient.RedirectError
 	switch {
 	case errors.As(err, &redirect):
 		return "The call failed: " + redirect.Error() + ".", false
+	case errors.As(err, &limit):
+		return "The call failed: " + limit.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
 	case errors.As(err, &refused):

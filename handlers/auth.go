@@ -73,7 +73,7 @@ func setUser(c echo.Context, u *store.User) {
 // isPublic lists what is reachable without signing in, besides /login.
 // The built-in demo MCP server checks a bearer key of its own.
 func isPublic(path string) bool {
-	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/demo/mcp"
+	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" || path == "/demo/mcp"
 }
 
 // session loads the visitor's session, starting a fresh one when the

@@ -30,6 +30,7 @@ type config struct {
 	SessionKeys    [][]byte // pairs: hash key, block key
 	SessionTTL     time.Duration
 	SecureCookies  bool
+	PublicOrigin   string // PUBLIC_URL's scheme://host, trusted for state-changing requests
 	TrustedHeader  string
 	TrustedProxies []netip.Prefix
 	CredentialsKey []byte
@@ -109,6 +110,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return cfg, fmt.Errorf("PUBLIC_URL: want an absolute URL, got %q", v)
 		}
 		cfg.SecureCookies = u.Scheme == "https"
+		cfg.PublicOrigin = u.Scheme + "://" + u.Host
 	}
 	cfg.TrustedHeader = getenv("TRUSTED_PROXY_HEADER")
 	for p := range strings.SplitSeq(getenv("TRUSTED_PROXIES"), ",") {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -326,12 +327,24 @@ func describe(err error) (string, bool) {
 	var unreachable *mcpclient.UnreachableError
 	var server *mcpclient.ServerError
 	var undeclared *mcpclient.UndeclaredError
+	var refused *mcpclient.HTTPError
 	var redirect *mcpclient.RedirectError
 	switch {
 	case errors.As(err, &redirect):
 		return "The call failed: " + redirect.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
+	case errors.As(err, &refused):
+		// It answered: say what it said, not that it could not be reached.
+		msg := fmt.Sprintf("The server refused the request with HTTP %d %s", refused.Status, http.StatusText(refused.Status))
+		if refused.Message != "" {
+			msg += ": " + refused.Message
+		}
+		transient := refused.Status >= 500 || refused.Status == http.StatusTooManyRequests || refused.Status == http.StatusRequestTimeout
+		if transient {
+			msg += ". Your answers are kept; you can retry."
+		}
+		return msg, transient
 	case errors.As(err, &unreachable):
 		if errors.Is(err, context.DeadlineExceeded) {
 			return "The server did not answer in time. Your answers are kept; you can retry.", true

@@ -74,6 +74,9 @@ type CallVM struct {
 	Live       bool
 	LiveHref   string
 	RoundsDone int
+	// Retry is set while a request the server could not take waits to be
+	// sent again by itself.
+	Retry *RetryVM
 }
 
 // RoundVM is a round: the form to answer it, or the answers given.

@@ -347,6 +347,7 @@ func describe(err error) (string, bool) {
 	var server *mcpclient.ServerError
 	var undeclared *mcpclient.UndeclaredError
 	var refused *mcpclient.HTTPError
+	var status *mcpclient.StatusError
 	var redirect *mcpclient.RedirectError
 	switch {
 	case errors.As(err, &redirect):
@@ -364,6 +365,13 @@ func describe(err error) (string, bool) {
 			msg += ". Your answers are kept; you can retry."
 		}
 		return msg, transient
+	case errors.As(err, &status):
+		// It answered, but could not take the request, for RetryWindow.
+		msg := fmt.Sprintf("The server answered HTTP %d %s", status.Code, http.StatusText(status.Code))
+		if status.Message != "" {
+			msg += ": " + status.Message
+		}
+		return msg + ". Your answers are kept; you can retry.", true
 	case errors.As(err, &unreachable):
 		if errors.Is(err, context.DeadlineExceeded) {
 			return "The server did not answer in time. Your answers are kept; you can retry.", true

@@ -26,7 +26,7 @@ const sessionName = "rounds_session"
 
 // Session values.
 const (
-	sessUser   = "user"
+	sessSecret = "sid" // the secret of the session's row in Postgres
 	sessIssued = "issued"
 	sessCSRF   = "csrf"
 )
@@ -150,13 +150,16 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return h.withCSRF(next)(c)
 		}
 		s := h.session(c)
-		if name, ok := s.Values[sessUser].(string); ok {
-			u, err := h.store.UserByName(ctx, name)
-			if err == nil && !u.Disabled {
+		if secret, ok := s.Values[sessSecret].(string); ok {
+			// One query: the session's row joined to its user. A session
+			// ended anywhere, or a disabled user, finds nothing.
+			u, sessionID, err := h.store.UserBySession(ctx, secret)
+			if err == nil {
 				setUser(c, u)
+				c.Set("sessionID", sessionID)
 				return h.withCSRF(next)(c)
 			}
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
+			if !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
 		}

@@ -48,6 +48,8 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/login", h.loginSubmit)
 	e.POST("/logout", h.logout)
 	e.GET("/account", h.accountShow)
+	e.POST("/account/sessions/:id/end", h.accountSessionEnd)
+	e.POST("/account/sessions/end", h.accountSessionsEnd)
 	e.GET("/tokens", h.tokensShow)
 	e.POST("/tokens", h.tokenCreate)
 	e.POST("/tokens/:id/revoke", h.tokenRevoke)

@@ -99,7 +99,7 @@ func (h *Handler) adminCalls(c echo.Context) error {
 
 func adminCallRow(call store.AdminCall) views.AdminCallRowVM {
 	row := views.AdminCallRowVM{
-		ID: call.ID, Href: "/admin/calls/" + call.ID, Target: call.Target, Server: call.ServerName, Owner: call.Owner,
+		ID: call.ID, Href: "/admin/calls/" + call.ID, Target: preview(call.Target, previewName), Server: call.ServerName, Owner: call.Owner,
 		Status: call.Status, Created: call.CreatedAt, ExpiresAt: call.ExpiresAt,
 	}
 	if call.RoundStatus != nil {

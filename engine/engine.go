@@ -238,6 +238,10 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
 		srv.Protocol = c.ServerProtocol
 	}
+	if c.Protocol != nil && *c.Protocol != "" && *c.Protocol != "auto" {
+		// Asked for when the call was started, or learnt for its tool.
+		srv.Protocol = *c.Protocol
+	}
 	start := time.Now()
 	out, err := e.mcp.Send(sendCtx, srv, req, answers)
 	// River's context for this job ends after RequestTimeout, while a
@@ -252,7 +256,21 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	}
 	e.observe(ctx, c, seq, start, out, err)
 	log = log.With("duration", time.Since(start).Round(time.Millisecond))
+	var session string // what the server said when its tool wanted a session
+	if c.Method == mcpclient.MethodCallTool && !held {
+		session = mcpclient.AsksOverSession(out, err)
+	}
+	if session != "" {
+		log.InfoContext(ctx, "the tool asks over a 2025-11-25 session; its next calls go over one")
+		if lerr := e.store.LearnSessionTool(ctx, callID, c.ServerID, c.Target, mcpclient.ProtocolHandshake, session); lerr != nil {
+			return lerr
+		}
+	}
 	switch {
+	case err != nil && session != "":
+		// Retrying the same way would fail the same way.
+		err = e.store.FailCall(ctx, callID, seq, "This tool asks its questions over a 2025-11-25 session, and this call "+
+			"went over 2026-07-28, so the server could not ask them. It said: "+session, false)
 	case err != nil:
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)

@@ -39,7 +39,13 @@ type apiCall struct {
 	Result    json.RawMessage `json:"result"`
 	Error     *apiMessage     `json:"error"`
 	Retryable bool            `json:"retryable"`
-	CreatedAt time.Time       `json:"createdAt"`
+	// Protocol is the revision the call was started with, when one was
+	// asked for or learnt for its tool.
+	Protocol string `json:"protocol,omitempty"`
+	// AsksOverSession says the tool asks over a 2025-11-25 session, which
+	// this call did not use: start it again with "protocol": "2025-11-25".
+	AsksOverSession bool      `json:"asksOverSession,omitempty"`
+	CreatedAt       time.Time `json:"createdAt"`
 	UpdatedAt time.Time       `json:"updatedAt"`
 }
 
@@ -65,6 +71,10 @@ func newAPICall(call *store.Call, rounds []store.Round) apiCall {
 	if out.Result == nil {
 		out.Result = json.RawMessage("null")
 	}
+	if call.Protocol != nil {
+		out.Protocol = *call.Protocol
+	}
+	out.AsksOverSession = call.AsksOverSession
 	if call.Error != nil {
 		out.Error = &apiMessage{Message: *call.Error}
 	}

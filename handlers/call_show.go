@@ -98,6 +98,9 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	if call.Error != nil {
 		vm.Error = *call.Error
 	}
+	if call.AsksOverSession && call.Finished() {
+		vm.AgainHref = href + "/again"
+	}
 	for i := range rounds {
 		r := &rounds[i]
 		if r.Seq == call.CurrentSeq && call.Status == store.CallInputRequired && r.Status == store.RoundPending {

@@ -74,6 +74,9 @@ type CallVM struct {
 	Live       bool
 	LiveHref   string
 	RoundsDone int
+	// AgainHref, when set, offers to start the call again over a 2025-11-25
+	// session: its tool asks the handshake-era way.
+	AgainHref string
 }
 
 // RoundVM is a round: the form to answer it, or the answers given.

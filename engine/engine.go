@@ -59,6 +59,13 @@ type Config struct {
 	// Notifier wakes a held call when its question is answered, on any
 	// instance; without it the holder only polls.
 	Notifier *store.Notifier
+	// RetryWindow is how long a request the server could not take (see
+	// mcpclient.Transient) is sent again by itself before the call fails;
+	// default 10 minutes, negative for never. RetryBackoff is the first
+	// wait between tries, default 1s; each wait is as long as the time
+	// already spent trying, up to a minute, or what the server asked for.
+	RetryWindow  time.Duration
+	RetryBackoff time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -88,6 +95,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HeldTimeout <= 0 {
 		c.HeldTimeout = 10 * time.Minute
+	}
+	if c.RetryWindow == 0 {
+		c.RetryWindow = 10 * time.Minute
+	}
+	if c.RetryBackoff <= 0 {
+		c.RetryBackoff = time.Second
 	}
 	return c
 }
@@ -180,7 +193,8 @@ func (w *requestWorker) Timeout(*river.Job[store.RequestArgs]) time.Duration {
 
 func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestArgs]) error {
 	err := w.e.request(ctx, job.ID, job.Attempt, job.Args.CallID, job.Args.Seq)
-	if err != nil && job.Attempt >= job.MaxAttempts {
+	var snooze *river.JobSnoozeError
+	if err != nil && job.Attempt >= job.MaxAttempts && !errors.As(err, &snooze) {
 		// Last attempt: say so on the call rather than leave it running.
 		msg := "The request could not be completed: " + err.Error()
 		if ferr := w.e.store.FailCall(context.WithoutCancel(ctx), job.Args.CallID, job.Args.Seq, msg, true); ferr != nil {
@@ -272,6 +286,11 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		err = e.store.FailCall(ctx, callID, seq, "This tool asks its questions over a 2025-11-25 session, and this call "+
 			"went over 2026-07-28, so the server could not ask them. It said: "+session, false)
 	case err != nil:
+		if wait, ok := mcpclient.Transient(err); ok && !held {
+			if snooze, ok := e.retryLater(ctx, c, seq, err, wait); ok {
+				return snooze
+			}
+		}
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)
 		err = e.store.FailCall(ctx, callID, seq, msg, retryable)

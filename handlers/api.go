@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
 )
 
 // isAPI reports whether the request is for the JSON API.
@@ -44,9 +45,18 @@ type apiCall struct {
 	Protocol string `json:"protocol,omitempty"`
 	// AsksOverSession says the tool asks over a 2025-11-25 session, which
 	// this call did not use: start it again with "protocol": "2025-11-25".
-	AsksOverSession bool      `json:"asksOverSession,omitempty"`
-	CreatedAt       time.Time `json:"createdAt"`
-	UpdatedAt time.Time       `json:"updatedAt"`
+	AsksOverSession bool `json:"asksOverSession,omitempty"`
+	// Retrying is set while a request the server could not take waits
+	// to be sent again by itself.
+	Retrying  *apiRetrying `json:"retrying"`
+	CreatedAt time.Time    `json:"createdAt"`
+	UpdatedAt time.Time    `json:"updatedAt"`
+}
+
+type apiRetrying struct {
+	At      time.Time `json:"at"`
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
 }
 
 type apiRound struct {
@@ -77,6 +87,12 @@ func newAPICall(call *store.Call, rounds []store.Round) apiCall {
 	out.AsksOverSession = call.AsksOverSession
 	if call.Error != nil {
 		out.Error = &apiMessage{Message: *call.Error}
+	}
+	if call.RetryAt != nil && (call.Status == store.CallQueued || call.Status == store.CallRunning) {
+		out.Retrying = &apiRetrying{At: *call.RetryAt, Message: views.RetryMessage(*call.RetryAt)}
+		if call.RetryReason != nil {
+			out.Retrying.Reason = *call.RetryReason
+		}
 	}
 	if call.Status == store.CallInputRequired {
 		for _, r := range rounds {

@@ -250,6 +250,10 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if se := statusError(resp, time.Now()); se != nil {
+		// The go-sdk would drop the status and Retry-After; keep them.
+		return nil, se
+	}
 	resp.Body = &limitedBody{rc: resp.Body, left: t.max}
 	return resp, nil
 }

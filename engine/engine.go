@@ -287,17 +287,16 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		// This instance is stopping: the session goes with it.
 		return e.orphaned(ctx, c)
 	}
-	e.observe(ctx, c, seq, start, out, err)
-	log = log.With("duration", time.Since(start).Round(time.Millisecond))
+	// The outcome is stored first and the attempt's record after it: an
+	// instance that dies between the server's answer and the outcome's
+	// commit makes the rescued job send the request again, so nothing else
+	// may stand in that window.
+	took := time.Since(start)
+	defer e.observe(ctx, c, seq, start, took, out, err)
+	log = log.With("duration", took.Round(time.Millisecond))
 	var session string // what the server said when its tool wanted a session
 	if c.Method == mcpclient.MethodCallTool && !held {
 		session = mcpclient.AsksOverSession(out, err)
-	}
-	if session != "" {
-		log.InfoContext(ctx, "the tool asks over a 2025-11-25 session; its next calls go over one")
-		if lerr := e.store.LearnSessionTool(ctx, callID, c.ServerID, c.Target, mcpclient.ProtocolHandshake, session); lerr != nil {
-			return lerr
-		}
 	}
 	switch {
 	case err != nil && session != "":
@@ -336,6 +335,10 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if errors.Is(err, store.ErrConflict) {
 		// Someone else finished this request meanwhile (a rescued duplicate).
 		return nil
+	}
+	if err == nil && session != "" {
+		log.InfoContext(ctx, "the tool asks over a 2025-11-25 session; its next calls go over one")
+		err = e.store.LearnSessionTool(ctx, callID, c.ServerID, c.Target, mcpclient.ProtocolHandshake, session)
 	}
 	return err
 }
@@ -388,10 +391,13 @@ func describe(err error) (string, bool) {
 	var undeclared *mcpclient.UndeclaredError
 	var refused *mcpclient.HTTPError
 	var status *mcpclient.StatusError
+	var limit *mcpclient.LimitError
 	var redirect *mcpclient.RedirectError
 	switch {
 	case errors.As(err, &redirect):
 		return "The call failed: " + redirect.Error() + ".", false
+	case errors.As(err, &limit):
+		return "The call failed: " + limit.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
 	case errors.As(err, &refused):

@@ -31,10 +31,9 @@ var adminNotices = map[string]string{
 	"removed":   "Removed.",
 	"refreshed": "The tools were listed again.",
 	"forgotten": "Forgotten: those tools' next calls take the server's protocol setting again.",
-	"expired":   "The round was expired; the person's page says so.",
-	"cancelled": "The call was cancelled; the person's page says so.",
+	"expired":   "The waiting round was expired and the call ended expired; the person's page says so, with your reason, which is in the audit log.",
+	"cancelled": "The call was cancelled; the person's page says so, with your reason, which is in the audit log.",
 	"retried":   "The call was queued again with its stored answers.",
-	"user":      "Done.",
 }
 
 // adminServers lists every server, enabled or not, with the add form.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +23,9 @@ type apiCallRequest struct {
 	Prompt    string          `json:"prompt"`
 	URI       string          `json:"uri"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Protocol starts the call with this revision ("2025-11-25" for a tool
+	// that asks over a session); "" or "auto" takes the server's setting.
+	Protocol string `json:"protocol"`
 }
 
 // apiCallCreate starts a tool call, a prompt or a resource read:
@@ -49,6 +53,9 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if req.Server == "" || target == "" {
 		what := map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"server" and "`+what+`" are required.`)
+	}
+	if !knownProtocol(req.Protocol) {
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"protocol" must be "auto" or a revision: "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05".`)
 	}
 	if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
 		req.Arguments = json.RawMessage(`{}`)
@@ -95,7 +102,8 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Arguments: req.Arguments,
-		Audit: h.userAudit(c, "call.started", "", detail),
+		Audit:    h.userAudit(c, "call.started", "", detail),
+		Protocol: strings.TrimPrefix(req.Protocol, "auto"),
 	})
 	if err != nil {
 		return err
@@ -119,7 +127,7 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 				// The call waits for the caller to connect (authorization_required),
 				// and the server checks the arguments.
 				return store.NewCall{Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: req.Tool,
-					Arguments: req.Arguments, Audit: audit}, nil
+					Arguments: req.Arguments, Audit: audit, Protocol: strings.TrimPrefix(req.Protocol, "auto")}, nil
 			}
 			tool, fresh := h.engine.CachedTool(srv, req.Tool)
 			if !fresh && listed == nil {
@@ -139,7 +147,8 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 			}
 			return store.NewCall{
 				Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: tool.Name, Arguments: req.Arguments,
-				Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": tool.Name}),
+				Protocol: strings.TrimPrefix(req.Protocol, "auto"),
+				Audit:    h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": tool.Name}),
 			}, nil
 		})
 		switch {

@@ -50,6 +50,12 @@ type Call struct {
 	// Handshake is set once the call went out over a session one instance
 	// holds (a handshake-era server).
 	Handshake bool `db:"handshake"`
+	// Protocol is the revision the call was started with (asked for, or
+	// learnt for its tool); nil follows the server's setting.
+	Protocol *string `db:"protocol"`
+	// AsksOverSession is set when the tool wanted to ask over a 2025-11-25
+	// session this call did not have.
+	AsksOverSession bool `db:"asks_over_session"`
 	// ServerProtocol is the server's pinned revision, or "auto".
 	ServerProtocol string `db:"server_protocol"`
 	// ServerHeldSeconds is the server's own deadline for held questions,
@@ -92,7 +98,7 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.current_seq, c.result,
 	case when ` + callPastDeadline + ` then '` + expiredMessage + `' else c.error end as error,
 	c.retryable, c.handshake,
-	s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
+	c.protocol, c.asks_over_session, s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
 	s.oauth_mode as server_oauth_mode, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason`
 
@@ -142,6 +148,9 @@ type NewCall struct {
 	// Audit, when set, is written in the call's own transaction; its
 	// Target is the new call's id.
 	Audit *AuditEntry
+	// Protocol starts the call with this revision; "" takes the one learnt
+	// for the tool, if any, else the server's setting.
+	Protocol string
 }
 
 // CreateCall stores a queued call and enqueues its first request, in one
@@ -170,12 +179,14 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 	err := func() error {
 		rows, _ := tx.Query(ctx, `
 			with c as (
-				insert into calls (server_id, owner, method, target, arguments)
-				values ($1, $2, $3, $4, $5) returning *
+				insert into calls (server_id, owner, method, target, arguments, protocol)
+				values ($1, $2, $3, $4, $5, coalesce(nullif($6, ''),
+					(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')))
+				returning *
 			)
 			select `+strings.ReplaceAll(callColumns, callPastDeadline, "false")+`
 			from c join servers s on s.id = c.server_id`,
-			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments)
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol)
 		var err error
 		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
 			return translate(err, "call")

@@ -349,9 +349,12 @@ func describe(err error) (string, bool) {
 	var refused *mcpclient.HTTPError
 	var status *mcpclient.StatusError
 	var redirect *mcpclient.RedirectError
+	var unstorable *mcpclient.UnstorableError
 	switch {
 	case errors.As(err, &redirect):
 		return "The call failed: " + redirect.Error() + ".", false
+	case errors.As(err, &unstorable):
+		return "The call failed: " + unstorable.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
 	case errors.As(err, &refused):

@@ -26,6 +26,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.Use(securityHeaders)
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(maxBody))
+	e.Use(refuseUnstorable)
 	e.Use(h.authenticate)
 
 	e.GET("/healthz", h.healthz)

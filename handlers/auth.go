@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -86,14 +87,15 @@ func user(c echo.Context) *store.User {
 // setUser records who is asking, for handlers and for ownership checks.
 func setUser(c echo.Context, u *store.User) {
 	c.Set("user", u)
-	c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), userCtxKey{}, u)))
+	ctx := engine.WithPerson(context.WithValue(c.Request().Context(), userCtxKey{}, u), u.Name)
+	c.SetRequest(c.Request().WithContext(ctx))
 }
 
 // isPublic lists what is reachable without signing in, besides /login.
 // The built-in demo MCP server checks a bearer key of its own.
 func isPublic(path string) bool {
 	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/demo/mcp" ||
-		path == "/api/v1/openapi.json"
+		path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json"
 }
 
 // session loads the visitor's session, starting a fresh one when the

@@ -117,6 +117,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, msg
 	case errors.Is(err, store.ErrInvalid):
 		return http.StatusUnprocessableEntity, msg
+	case errors.As(err, new(*mcpclient.AuthRequiredError)):
+		return http.StatusForbidden, "This server needs you to connect to it first: use Connect on the server's page."
 	case errors.Is(err, context.Canceled):
 		return 499, "The request was cancelled."
 	}

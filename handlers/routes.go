@@ -52,6 +52,10 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/servers/:server/prompts/:prompt", h.promptGet)
 	e.POST("/servers/:server/resources", h.resourceRead)
 	e.GET("/servers/:server/tools/:tool", h.toolShow)
+	e.GET("/servers/:server/connect", h.oauthConnect)
+	e.POST("/servers/:server/disconnect", h.serverDisconnect)
+	e.GET("/oauth/callback", h.oauthCallback)
+	e.GET("/oauth/client-metadata.json", h.oauthClientMetadata)
 	e.POST("/servers/:server/tools/:tool", h.callCreate)
 	e.GET("/calls/:id", h.callShow)
 	e.GET("/calls/:id/live", h.callLive)
@@ -95,6 +99,9 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/calls/:id/rounds/:seq/cancel", h.adminRoundCancel)
 	admin.GET("/audit", h.adminAuditShow)
 	admin.GET("/instances", h.adminInstances)
+	admin.GET("/connections", h.adminConnections)
+	admin.POST("/connections/revoke", h.adminConnectionRevoke)
+	admin.POST("/servers/:server/oauth", h.adminServerOAuth)
 	return e
 }
 

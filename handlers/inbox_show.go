@@ -17,7 +17,7 @@ func (h *Handler) inboxShow(c echo.Context) error {
 	var vm views.InboxVM
 	for _, it := range items {
 		vm.Items = append(vm.Items, views.InboxItemVM{
-			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: it.Target,
+			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: preview(it.Target, previewName),
 			Questions: questionSummaries(it.InputRequests), ExpiresAt: it.ExpiresAt, Created: it.CreatedAt,
 		})
 	}

@@ -76,6 +76,9 @@ type CallVM struct {
 	Live       bool
 	LiveHref   string
 	RoundsDone int
+	// AgainHref, when set, offers to start the call again over a 2025-11-25
+	// session: its tool asks the handshake-era way.
+	AgainHref string
 	// Retry is set while a request the server could not take waits to be
 	// sent again by itself.
 	Retry *RetryVM

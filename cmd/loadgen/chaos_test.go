@@ -32,8 +32,10 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Kills < 8 || rep.PGRestarts < 2 {
-		t.Errorf("%d kills and %d Postgres restarts, want 8 and 2 in two minutes", rep.Kills, rep.PGRestarts)
+	// A kill is due every 15 s and a restart every 40 s; the last kill falls
+	// on the run's end, and a loaded machine may push one more past it.
+	if rep.Kills < 6 || rep.PGRestarts < 2 {
+		t.Errorf("%d kills and %d Postgres restarts, want at least 6 and 2 in two minutes", rep.Kills, rep.PGRestarts)
 	}
 	if rep.Started == 0 || rep.Answered != rep.Started || len(rep.Lost) != 0 || rep.Unexpected5xx != 0 {
 		t.Errorf("started %d, answered %d, lost %d, 5xx outside outages %d", rep.Started, rep.Answered, len(rep.Lost), rep.Unexpected5xx)

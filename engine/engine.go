@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -58,6 +59,15 @@ type Config struct {
 	// Notifier wakes a held call when its question is answered, on any
 	// instance; without it the holder only polls.
 	Notifier *store.Notifier
+	// Mail sends round mail; nil means none is sent. PublicURL starts the
+	// links in it.
+	Mail      *Mail
+	PublicURL string
+	// WebhookAllowPrivate lets webhooks reach loopback and private
+	// addresses. WebhookBackoff is the wait before each next attempt of a
+	// failed delivery; default DefaultWebhookBackoff.
+	WebhookAllowPrivate bool
+	WebhookBackoff      []time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -88,6 +98,9 @@ func (c Config) withDefaults() Config {
 	if c.HeldTimeout <= 0 {
 		c.HeldTimeout = 10 * time.Minute
 	}
+	if len(c.WebhookBackoff) == 0 {
+		c.WebhookBackoff = DefaultWebhookBackoff
+	}
 	return c
 }
 
@@ -99,6 +112,8 @@ type Engine struct {
 	log   *slog.Logger
 	river *river.Client[pgx.Tx]
 	beat  *heartbeat
+	// webhooks posts webhook events.
+	webhooks *http.Client
 
 	// Sessions held open for handshake-era servers, by job; Stop closes
 	// them, since they cannot outlive this process.
@@ -110,7 +125,14 @@ type Engine struct {
 // New builds an engine over pool. Call Start to begin working jobs.
 func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, log *slog.Logger) (*Engine, error) {
 	e := &Engine{store: st, mcp: mc, cfg: cfg.withDefaults(), log: log, holding: map[int64]context.CancelFunc{}}
+	e.webhooks = webhookClient(e.cfg.WebhookAllowPrivate, e.cfg.RequestTimeout)
 	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &mailWorker{e: e}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &webhookWorker{e: e}); err != nil {
+		return nil, err
+	}
 	if err := river.AddWorkerSafely(workers, &requestWorker{e: e}); err != nil {
 		return nil, err
 	}

@@ -17,12 +17,19 @@ func (h *Handler) accountShow(c echo.Context) error {
 		Since:   u.CreatedAt,
 		Flash:   flashFromQuery(c),
 	}
+	mail, err := h.accountMailVM(c)
+	if err != nil {
+		return err
+	}
+	vm.Mail = *mail
 	return render(c, http.StatusOK, views.AccountPage(vm))
 }
 
 // accountNotices are the messages a redirect back to the account page may
 // show (`/account?done=KEY`); sections add their own keys.
-var accountNotices = map[string]string{}
+var accountNotices = map[string]string{
+	"mail": "Your e-mail settings are saved.",
+}
 
 func flashFromQuery(c echo.Context) string {
 	return accountNotices[c.QueryParam("done")]

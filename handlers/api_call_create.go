@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
@@ -19,6 +20,10 @@ type apiCallRequest struct {
 	Prompt    string          `json:"prompt"`
 	URI       string          `json:"uri"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Assignee answers the rounds: a person's name or "team:NAME"; the
+	// caller by default. WebhookURL receives the call's events.
+	Assignee   string `json:"assignee"`
+	WebhookURL string `json:"webhook_url"`
 }
 
 // apiCallCreate starts a tool call, a prompt or a resource read:
@@ -50,6 +55,16 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	srv, err := h.store.ServerByName(ctx, req.Server)
 	if err != nil {
 		return err
+	}
+	if req.Assignee != "" {
+		if err := h.store.CheckAssignee(ctx, req.Assignee); err != nil {
+			return err
+		}
+	}
+	if req.WebhookURL != "" {
+		if err := engine.CheckWebhookURL(req.WebhookURL, h.engine.Config().WebhookAllowPrivate); err != nil {
+			return err
+		}
 	}
 	if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
 		req.Arguments = json.RawMessage(`{}`)
@@ -98,11 +113,12 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Arguments: req.Arguments,
+		Assignee: req.Assignee, WebhookURL: req.WebhookURL,
 	})
 	if err != nil {
 		return err
 	}
-	detail := map[string]any{"server": srv.Name, "api": true}
+	detail := map[string]any{"server": srv.Name, "api": true, "assignee": *call.Assignee, "webhook": req.WebhookURL != ""}
 	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
 	h.audit(c, "call.started", call.ID, detail)
 	return writeJSON(c, http.StatusCreated, newAPICall(call, nil))

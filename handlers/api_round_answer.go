@@ -26,7 +26,7 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "The body must be a JSON object with inputResponses.")
 	}
 	if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
-		return echo.NewHTTPError(http.StatusConflict, "This round was already answered, or is no longer current.")
+		return echo.NewHTTPError(http.StatusConflict, notPendingMessage(round))
 	}
 	qs, err := questionsOf(round)
 	if err != nil {
@@ -57,7 +57,7 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 // apiCallRetry retries a failed call with its stored answers.
 func (h *Handler) apiCallRetry(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
+	call, err := h.startedCall(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}

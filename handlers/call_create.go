@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,15 +24,27 @@ func (h *Handler) callCreate(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
 	}
 	args := map[string]any{}
+	vm.Assignee.Value = strings.TrimSpace(values.Get(assigneeField))
+	assigneeErr := h.checkAssignee(ctx, vm.Assignee.Value)
+	if assigneeErr != "" {
+		vm.Assignee.Error = assigneeErr
+	}
 	if !vm.Form.Empty {
 		content, ok := vm.Form.Decode(values)
-		if !ok {
+		if !ok || assigneeErr != "" {
 			vm.Errors = errorLinks([]question{{Form: vm.Form}})
+			if assigneeErr != "" {
+				vm.Errors = append(vm.Errors, views.ErrorLink{Href: "#call-assignee", Message: assigneeErr})
+			}
 			return render(c, http.StatusUnprocessableEntity, views.ToolPage(*vm))
 		}
 		if content != nil {
 			args = content
 		}
+	}
+	if assigneeErr != "" {
+		vm.Errors = []views.ErrorLink{{Href: "#call-assignee", Message: assigneeErr}}
+		return render(c, http.StatusUnprocessableEntity, views.ToolPage(*vm))
 	}
 	raw, err := marshalNoEscape(args)
 	if err != nil {
@@ -39,10 +52,11 @@ func (h *Handler) callCreate(c echo.Context) error {
 	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: vm.Name, Arguments: raw,
+		Assignee: vm.Assignee.Value,
 	})
 	if err != nil {
 		return err
 	}
-	h.audit(c, "call.started", call.ID, map[string]any{"server": srv.Name, "tool": vm.Name})
+	h.audit(c, "call.started", call.ID, map[string]any{"server": srv.Name, "tool": vm.Name, "assignee": *call.Assignee})
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }

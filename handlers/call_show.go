@@ -66,9 +66,32 @@ func liveMark(call *store.Call) string {
 	return call.Status + ":" + strconv.Itoa(call.CurrentSeq)
 }
 
-// ownedCall returns a call if person may see it; anyone else gets the same
-// not-found as for a call that does not exist.
+// ownedCall returns a call if person may see it: its owner, an admin, or
+// whom its rounds are assigned to (the person, or a member of the team).
+// Anyone else gets the same not-found as for a call that does not exist.
 func (h *Handler) ownedCall(ctx context.Context, id, person string) (*store.Call, error) {
+	call, err := h.store.Call(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if mayAccess(ctx, call.Owner) {
+		return call, nil
+	}
+	if call.Assignee != nil {
+		ok, err := h.store.IsAssignee(ctx, *call.Assignee, person)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return call, nil
+		}
+	}
+	return nil, notFoundErr("call")
+}
+
+// startedCall returns a call if person started it, or is an admin: what
+// only they may do, such as retrying it, the assignee may not.
+func (h *Handler) startedCall(ctx context.Context, id string) (*store.Call, error) {
 	call, err := h.store.Call(ctx, id)
 	if err != nil {
 		return nil, err
@@ -95,6 +118,9 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 		RetryHref: href + "/retry", LiveHref: href + "/live?wait=25s&seen=" + url.QueryEscape(liveMark(call)),
 		Live: call.Status == store.CallQueued || call.Status == store.CallRunning,
 	}
+	if vm.Reach, err = h.reachVM(ctx, call); err != nil {
+		return nil, err
+	}
 	if call.Error != nil {
 		vm.Error = *call.Error
 	}
@@ -109,7 +135,7 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 			continue
 		}
 		vm.History = append(vm.History, views.RoundVM{
-			Seq: r.Seq, Status: r.Status, AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt,
+			Seq: r.Seq, Status: r.Status, AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
 			Questions: answeredVMs(r, call.ServerName), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
 		})
 	}

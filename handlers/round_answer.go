@@ -24,7 +24,7 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 		return err
 	}
 	if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
-		return h.renderNotice(c, http.StatusConflict, call.ID, "This round was already answered, or is no longer current.")
+		return h.renderNotice(c, http.StatusConflict, call.ID, notPendingMessage(round))
 	}
 	values, err := c.FormParams()
 	if err != nil {

@@ -39,9 +39,11 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/login", h.loginSubmit)
 	e.POST("/logout", h.logout)
 	e.GET("/account", h.accountShow)
+	e.POST("/account/mail", h.accountMailUpdate)
 	e.GET("/tokens", h.tokensShow)
 	e.POST("/tokens", h.tokenCreate)
 	e.POST("/tokens/:id/revoke", h.tokenRevoke)
+	e.POST("/tokens/webhook-secret", h.webhookSecretRotate)
 
 	e.GET("/", h.homeShow)
 	e.GET("/inbox", h.inboxShow)
@@ -62,6 +64,7 @@ func (h *Handler) Routes() *echo.Echo {
 	api.GET("/calls/:id", h.apiCallShow)
 	api.POST("/calls/:id/rounds/:seq", h.apiRoundAnswer)
 	api.POST("/calls/:id/retry", h.apiCallRetry)
+	api.GET("/me", h.apiMe)
 
 	// Admins only; anyone else gets the 404 of a missing page.
 	admin := e.Group("/admin", h.requireAdmin)
@@ -79,6 +82,13 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/users/:name/disabled", h.adminUserDisable)
 	admin.POST("/users/:name/admin", h.adminUserAdmin)
 	admin.POST("/users/:name/password", h.adminUserPassword)
+	admin.POST("/users/:name/email", h.adminUserEmail)
+	admin.GET("/teams", h.adminTeams)
+	admin.POST("/teams", h.adminTeamCreate)
+	admin.POST("/teams/:team/members", h.adminTeamMemberAdd)
+	admin.POST("/teams/:team/members/remove", h.adminTeamMemberRemove)
+	admin.POST("/teams/:team/delete", h.adminTeamDelete)
+	admin.POST("/calls/:id/assignee", h.adminCallReassign)
 	admin.GET("/calls", h.adminCalls)
 	admin.GET("/calls/:id", h.adminCallShow)
 	admin.POST("/calls/:id/retry", h.adminCallRetry)

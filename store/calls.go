@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -58,9 +60,13 @@ type Call struct {
 	ServerSampling  bool            `db:"server_sampling"`
 	ServerRoots     bool            `db:"server_roots"`
 	ServerRootsList json.RawMessage `db:"server_roots_list"`
-	CreatedAt       time.Time       `db:"created_at"`
-	UpdatedAt       time.Time       `db:"updated_at"`
-	FinishedAt      *time.Time      `db:"finished_at"`
+	// Assignee answers the call's rounds: a user's name or "team:NAME";
+	// nil means the owner. WebhookURL receives events about the call.
+	Assignee   *string    `db:"assignee"`
+	WebhookURL *string    `db:"webhook_url"`
+	CreatedAt  time.Time  `db:"created_at"`
+	UpdatedAt  time.Time  `db:"updated_at"`
+	FinishedAt *time.Time `db:"finished_at"`
 }
 
 // Finished reports whether the call has reached an end state.
@@ -77,7 +83,7 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.method, c.target, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable, c.handshake,
 	s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
-	c.created_at, c.updated_at, c.finished_at`
+	c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at`
 
 // Round is one input_required answer from the server: its questions, and
 // the person's answers once given. RequestState never leaves the server.
@@ -109,6 +115,10 @@ type NewCall struct {
 	Method    string
 	Target    string
 	Arguments json.RawMessage
+	// Assignee answers the rounds: a user's name or "team:NAME"; empty
+	// means the owner. WebhookURL, when set, receives events.
+	Assignee   string
+	WebhookURL string
 }
 
 // CreateCall stores a queued call and enqueues its first request.
@@ -116,12 +126,15 @@ func (s *Store) CreateCall(ctx context.Context, nc NewCall) (*Call, error) {
 	if len(nc.Arguments) == 0 {
 		nc.Arguments = json.RawMessage(`{}`)
 	}
+	if nc.Assignee == "" {
+		nc.Assignee = nc.Owner
+	}
 	var id string
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `
-			insert into calls (server_id, owner, method, target, arguments)
-			values ($1, $2, $3, $4, $5) returning id::text`,
-			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments).Scan(&id)
+			insert into calls (server_id, owner, method, target, arguments, assignee, webhook_url)
+			values ($1, $2, $3, $4, $5, $6, nullif($7, '')) returning id::text`,
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Assignee, nc.WebhookURL).Scan(&id)
 		if err != nil {
 			return translate(err, "call")
 		}
@@ -161,28 +174,38 @@ func (s *Store) Calls(ctx context.Context, owner string, limit int) ([]Call, err
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Call])
 }
 
-// InboxItem is a pending round waiting on its owner.
+// InboxItem is a pending round waiting on a person: theirs, assigned to
+// them, or assigned to one of their teams.
 type InboxItem struct {
 	CallID        string          `db:"call_id"`
 	Seq           int             `db:"seq"`
 	ServerName    string          `db:"server_name"`
 	Method        string          `db:"method"`
 	Target        string          `db:"target"`
+	Owner         string          `db:"owner"`
+	Assignee      *string         `db:"assignee"`
 	InputRequests json.RawMessage `db:"input_requests"`
 	CreatedAt     time.Time       `db:"created_at"`
 	ExpiresAt     time.Time       `db:"expires_at"`
 }
 
-// Inbox lists an owner's pending, unexpired rounds, oldest deadline first.
-func (s *Store) Inbox(ctx context.Context, owner string, limit int) ([]InboxItem, error) {
+// Inbox lists the pending, unexpired rounds waiting on person, oldest
+// deadline first: those assigned to them or to a team of theirs (a call
+// with no assignee waits on its owner).
+func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxItem, error) {
 	rows, _ := s.pool.Query(ctx, `
-		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target,
+		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.owner, c.assignee,
 		       r.input_requests, r.created_at, r.expires_at
 		from calls c
 		join rounds r on r.call_id = c.id and r.seq = c.current_seq
 		join servers s on s.id = c.server_id
-		where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
-		order by r.expires_at limit $2`, owner, limit)
+		where c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
+		  and ((c.assignee is null and c.owner = $1)
+		       or c.assignee = $1
+		       or c.assignee in (select 'team:' || t.name from teams t
+		                         join team_members m on m.team_id = t.id join users u on u.id = m.user_id
+		                         where u.name = $1))
+		order by r.expires_at limit $2`, person, limit)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
 }
 
@@ -240,8 +263,9 @@ func (s *Store) AnswerRound(ctx context.Context, callID string, seq int, respons
 func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expired *bool) error {
 	var status string
 	var past bool
-	err := tx.QueryRow(ctx, `select status, expires_at <= now() from rounds where call_id = $1 and seq = $2`,
-		callID, seq).Scan(&status, &past)
+	var by *string
+	err := tx.QueryRow(ctx, `select status, expires_at <= now(), answered_by from rounds where call_id = $1 and seq = $2`,
+		callID, seq).Scan(&status, &past, &by)
 	if err != nil {
 		return translate(err, "round")
 	}
@@ -249,6 +273,8 @@ func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, s
 	case status == RoundPending && past:
 		*expired = true
 		return conflict("This round expired before it was answered.")
+	case status == RoundAnswered && by != nil:
+		return conflict("This round was already answered by %s.", *by)
 	case status == RoundAnswered:
 		return conflict("This round was already answered.")
 	case status == RoundExpired:
@@ -266,10 +292,13 @@ func (s *Store) ExpireRound(ctx context.Context, callID string, seq int) error {
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		_, err = tx.Exec(ctx, `update calls set status = 'expired', error = 'The round expired before it was answered.',
+		tag, err = tx.Exec(ctx, `update calls set status = 'expired', error = 'The round expired before it was answered.',
 			updated_at = now(), finished_at = now()
 			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq)
-		return err
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		return s.callFinishedTx(ctx, tx, callID)
 	})
 }
 
@@ -315,15 +344,27 @@ func (s *Store) FailCall(ctx context.Context, callID string, seq int, message st
 }
 
 func (s *Store) finish(ctx context.Context, callID string, seq int, set string, args ...any) error {
-	tag, err := s.pool.Exec(ctx, `update calls set `+set+`, updated_at = now(), finished_at = now()
-		where id = $1 and current_seq = $2 and status in ('queued', 'running')`, append([]any{callID, seq}, args...)...)
+	const update = `update calls set %s, updated_at = now(), finished_at = now()
+		where id = $1 and current_seq = $2 and status in ('queued', 'running')`
+	// Most calls have no webhook: one statement ends them. A call with one
+	// ends in a transaction that also enqueues its call.finished event.
+	tag, err := s.pool.Exec(ctx, fmt.Sprintf(update, set)+` and webhook_url is null`, append([]any{callID, seq}, args...)...)
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
-		return conflict("call %s moved on before request %d finished", callID, seq)
+	if tag.RowsAffected() == 1 {
+		return nil
 	}
-	return nil
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, fmt.Sprintf(update, set), append([]any{callID, seq}, args...)...)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return conflict("call %s moved on before request %d finished", callID, seq)
+		}
+		return s.callFinishedTx(ctx, tx, callID)
+	})
 }
 
 // NewRound is an input_required answer to store.
@@ -351,15 +392,17 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 		by = new(AnsweredAutomatically)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
+		var webhook bool
+		err := tx.QueryRow(ctx, `
 			update calls set status = $3, current_seq = $2 + 1, error = null, retryable = false,
 			       updated_at = now()
-			where id = $1 and current_seq = $2 and status in ('queued', 'running')`, callID, seq, status)
+			where id = $1 and current_seq = $2 and status in ('queued', 'running')
+			returning webhook_url is not null`, callID, seq, status).Scan(&webhook)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return conflict("call %s moved on before request %d finished", callID, seq)
+		}
 		if err != nil {
 			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return conflict("call %s moved on before request %d finished", callID, seq)
 		}
 		_, err = tx.Exec(ctx, `
 			insert into rounds (call_id, seq, input_requests, request_state, expires_at,
@@ -369,8 +412,11 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			        case when $6 = 'answered' then 'answered' end,
 			        case when $6 = 'answered' then now() end)`,
 			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by)
-		if err != nil || r.Responses == nil {
+		if err != nil {
 			return translate(err, "round")
+		}
+		if r.Responses == nil {
+			return s.roundWaitingTx(ctx, tx, callID, seq+1, r.ExpiresAt, webhook)
 		}
 		if err := auditTx(ctx, tx, AuditEntry{Instance: r.Instance, Actor: "system", Action: "round.answered_automatically",
 			Target: callID, Detail: map[string]any{"seq": seq + 1}}); err != nil {
@@ -406,7 +452,7 @@ func (s *Store) RefuseRound(ctx context.Context, callID string, seq int, respons
 		if tag.RowsAffected() == 0 {
 			return conflict("This round is no longer waiting for answers.")
 		}
-		return nil
+		return s.callFinishedTx(ctx, tx, callID)
 	})
 	if expired {
 		if err := s.ExpireRound(ctx, callID, seq); err != nil {

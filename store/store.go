@@ -55,9 +55,10 @@ func (RequestArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAt
 
 // Store is the Postgres store.
 type Store struct {
-	pool *pgxpool.Pool
-	jobs *river.Client[pgx.Tx] // insert-only
-	aead cipher.AEAD           // encrypts server credentials
+	pool  *pgxpool.Pool
+	jobs  *river.Client[pgx.Tx] // insert-only
+	aead  cipher.AEAD           // encrypts server credentials
+	reach ReachOptions
 }
 
 // New returns a Store over pool.

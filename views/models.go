@@ -47,6 +47,8 @@ type ToolPageVM struct {
 	Action      string
 	Form        *forms.Form
 	Errors      []ErrorLink
+	// Assignee is the field naming who answers the call's rounds.
+	Assignee AssigneeVM
 }
 
 // ErrorLink is an entry of an error summary, linking to its field.
@@ -74,6 +76,8 @@ type CallVM struct {
 	Live       bool
 	LiveHref   string
 	RoundsDone int
+	// Reach is whom the rounds wait for and the webhook events sent.
+	Reach ReachVM
 }
 
 // RoundVM is a round: the form to answer it, or the answers given.
@@ -192,4 +196,8 @@ type InboxItemVM struct {
 	Questions []string
 	ExpiresAt time.Time
 	Created   time.Time
+	// For says whom the round waits for when that is not only the person:
+	// "team approvers"; From names who started the call, if someone else.
+	For  string
+	From string
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -40,6 +41,13 @@ type config struct {
 	MetricsAllow      []netip.Prefix
 	ExpiryInterval    time.Duration
 	HeartbeatInterval time.Duration
+
+	// Reaching people: the SMTP server round mail goes through (nil: no
+	// mail), the URL its links start with, and whether webhooks may
+	// reach private addresses.
+	Mail                *engine.Mail
+	PublicURL           string
+	WebhookAllowPrivate bool
 }
 
 type serverConfig struct {
@@ -109,6 +117,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return cfg, fmt.Errorf("PUBLIC_URL: want an absolute URL, got %q", v)
 		}
 		cfg.SecureCookies = u.Scheme == "https"
+		cfg.PublicURL = strings.TrimRight(v, "/")
+	}
+	if cfg.Mail, err = engine.ParseMail(getenv("SMTP_URL"), getenv("MAIL_FROM")); err != nil {
+		return cfg, err
+	}
+	if v := getenv("WEBHOOK_ALLOW_PRIVATE"); v != "" {
+		if cfg.WebhookAllowPrivate, err = strconv.ParseBool(v); err != nil {
+			return cfg, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE: want true or false, got %q", v)
+		}
 	}
 	cfg.TrustedHeader = getenv("TRUSTED_PROXY_HEADER")
 	for p := range strings.SplitSeq(getenv("TRUSTED_PROXIES"), ",") {

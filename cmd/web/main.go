@@ -195,21 +195,25 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: version, RequestTimeout: cfg.RequestTimeout})
 	notifier := store.NewNotifier(pool, log)
 	eng, err := engine.New(pool, st, mc, engine.Config{
-		RoundTTL:          cfg.RoundTTL,
-		MaxRounds:         cfg.MaxRounds,
-		RequestTimeout:    cfg.RequestTimeout,
-		HeldTimeout:       cfg.HeldTimeout,
-		Notifier:          notifier,
-		Capabilities:      mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
-		Version:           version,
-		ExpiryInterval:    cfg.ExpiryInterval,
-		HeartbeatInterval: cfg.HeartbeatInterval,
-		Metrics:           metrics.New(st, cfg.MetricsAllow, log),
+		RoundTTL:            cfg.RoundTTL,
+		MaxRounds:           cfg.MaxRounds,
+		RequestTimeout:      cfg.RequestTimeout,
+		HeldTimeout:         cfg.HeldTimeout,
+		Notifier:            notifier,
+		Capabilities:        mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
+		Version:             version,
+		ExpiryInterval:      cfg.ExpiryInterval,
+		HeartbeatInterval:   cfg.HeartbeatInterval,
+		Metrics:             metrics.New(st, cfg.MetricsAllow, log),
+		Mail:                cfg.Mail,
+		PublicURL:           or(cfg.PublicURL, "http://"+loopback(addr)),
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 	}, log)
 	if err != nil {
 		ln.Close()
 		return fail(err)
 	}
+	st.UseReach(store.ReachOptions{Mail: cfg.Mail != nil, CallJSON: handlers.CallJSON})
 	h := handlers.New(handlers.Options{
 		Store: st, Engine: eng, Logger: log, Notifier: notifier,
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),

@@ -201,10 +201,10 @@ func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxIte
 		join servers s on s.id = c.server_id
 		where c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
 		  and ((c.assignee is null and c.owner = $1)
-		       or c.assignee = $1
-		       or c.assignee in (select 'team:' || t.name from teams t
-		                         join team_members m on m.team_id = t.id join users u on u.id = m.user_id
-		                         where u.name = $1))
+		       or c.assignee = any(array(select $1::text union all
+		                                 select 'team:' || t.name from teams t
+		                                 join team_members m on m.team_id = t.id join users u on u.id = m.user_id
+		                                 where u.name = $1)))
 		order by r.expires_at limit $2`, person, limit)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
 }

@@ -92,12 +92,9 @@ func (s *Store) TeamsOf(ctx context.Context, user string) ([]string, error) {
 // IsAssignee reports whether user may answer rounds assigned to assignee:
 // it names them, or a team they belong to.
 func (s *Store) IsAssignee(ctx context.Context, assignee, user string) (bool, error) {
-	if assignee == user {
-		return true, nil
-	}
-	team, ok := strings.CutPrefix(assignee, TeamPrefix)
-	if !ok {
-		return false, nil
+	team, isTeam := strings.CutPrefix(assignee, TeamPrefix)
+	if !isTeam || strings.HasPrefix(user, TeamPrefix) {
+		return assignee == user && !isTeam, nil
 	}
 	var member bool
 	err := s.pool.QueryRow(ctx, `select exists (select 1 from team_members m

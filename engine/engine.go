@@ -261,9 +261,15 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	}
 	start := time.Now()
 	out, err := e.mcp.Send(sendCtx, srv, req, answers)
+	// River's context for this job ends after RequestTimeout, while a
+	// person may have answered a held question minutes later: what follows
+	// the answer (the result, the next round, the audit) is stored on a
+	// context of its own.
+	ctx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancelStore()
 	if err != nil && held && sendCtx.Err() != nil {
 		// This instance is stopping: the session goes with it.
-		return e.orphaned(context.WithoutCancel(ctx), c)
+		return e.orphaned(ctx, c)
 	}
 	e.observe(ctx, c, seq, start, out, err)
 	log = log.With("duration", time.Since(start).Round(time.Millisecond))
@@ -295,6 +301,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	}
 	return err
 }
+
+// storeTimeout bounds the writes that record what a request came back with.
+const storeTimeout = 30 * time.Second
 
 // capabilities are what the engine declares to a server: forms and pages
 // always, sampling and roots only where they are switched on for it.
@@ -339,7 +348,10 @@ func describe(err error) (string, bool) {
 	var unreachable *mcpclient.UnreachableError
 	var server *mcpclient.ServerError
 	var undeclared *mcpclient.UndeclaredError
+	var redirect *mcpclient.RedirectError
 	switch {
+	case errors.As(err, &redirect):
+		return "The call failed: " + redirect.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
 	case errors.As(err, &unreachable):

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -25,10 +26,12 @@ type Handler struct {
 	demo     http.Handler
 	auth     AuthOptions
 	sessions *sessions.CookieStore
-	notifier *store.Notifier
-	held     chan struct{} // counts requests held by waitForCall
-	draining chan struct{} // closed at shutdown: held requests answer now
-	drain    sync.Once
+	// crossOrigin checks Sec-Fetch-Site / Origin on state-changing requests.
+	crossOrigin *http.CrossOriginProtection
+	notifier    *store.Notifier
+	held        chan struct{} // counts requests held by waitForCall
+	draining    chan struct{} // closed at shutdown: held requests answer now
+	drain       sync.Once
 }
 
 // Drain answers every held request at once, so shutdown need not wait.
@@ -50,7 +53,7 @@ type Options struct {
 func New(o Options) *Handler {
 	return &Handler{
 		store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo,
-		auth: o.Auth, sessions: newCookieStore(o.Auth),
+		auth: o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
 		notifier: o.Notifier, held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
 	}
 }
@@ -82,6 +85,10 @@ func statusOf(err error) (int, string) {
 			return he.Code, msg
 		}
 		return he.Code, http.StatusText(he.Code)
+	}
+	var redirect *mcpclient.RedirectError
+	if errors.As(err, &redirect) {
+		return http.StatusBadGateway, "The server could not be used: " + redirect.Error() + "."
 	}
 	var se *store.Error
 	msg := ""

@@ -118,18 +118,22 @@ type Tools struct {
 	TTL time.Duration
 	// Protocol is the revision the server speaks.
 	Protocol string
+	// Raw holds each tool, by name, exactly as the server sent it.
+	Raw map[string]json.RawMessage
 }
 
 // ListTools lists every tool, following pages.
 func (c *Client) ListTools(ctx context.Context, srv Server) (*Tools, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	srv.tap = &tap{}
 	cs, err := c.connect(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
 	defer cs.Close()
 	out := &Tools{Protocol: cs.InitializeResult().ProtocolVersion}
+	defer func() { out.Raw = srv.tap.tools() }()
 	c.remember(srv, out.Protocol)
 	params := &mcp.ListToolsParams{}
 	for page := 0; page < 100; page++ {
@@ -417,7 +421,7 @@ func wrapSDK(ctx context.Context, err error) error {
 	if errors.As(err, &we) && we.Code != codeRejectedByTransport {
 		return &ServerError{Code: we.Code, Message: we.Message}
 	}
-	return &UnreachableError{Err: ctxDone(ctx, err)}
+	return transportError(ctx, err)
 }
 
 type mcpWireError = jsonrpc.Error

@@ -124,7 +124,7 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 	}
 	conn, err := transport.Connect(ctx)
 	if err != nil {
-		return nil, &UnreachableError{Err: err}
+		return nil, transportError(ctx, err)
 	}
 	defer conn.Close()
 	method := req.Method
@@ -132,12 +132,12 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 		method = MethodCallTool
 	}
 	if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
-		return nil, &UnreachableError{Err: ctxDone(ctx, err)}
+		return nil, transportError(ctx, err)
 	}
 	for {
 		msg, err := conn.Read(ctx)
 		if err != nil {
-			return nil, &UnreachableError{Err: ctxDone(ctx, err)}
+			return nil, transportError(ctx, err)
 		}
 		resp, ok := msg.(*jsonrpc.Response)
 		if !ok || resp.ID != id {

@@ -31,6 +31,7 @@ type config struct {
 	SessionKeys    [][]byte // pairs: hash key, block key
 	SessionTTL     time.Duration
 	SecureCookies  bool
+	PublicOrigin   string // PUBLIC_URL's scheme://host, trusted for state-changing requests
 	TrustedHeader  string
 	TrustedProxies []netip.Prefix
 	CredentialsKey []byte
@@ -118,6 +119,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		cfg.SecureCookies = u.Scheme == "https"
 		cfg.PublicURL = strings.TrimRight(v, "/")
+		cfg.PublicOrigin = u.Scheme + "://" + u.Host
 	}
 	if cfg.Mail, err = engine.ParseMail(getenv("SMTP_URL"), getenv("MAIL_FROM")); err != nil {
 		return cfg, err

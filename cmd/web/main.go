@@ -223,6 +223,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 			SecureCookies:  cfg.SecureCookies,
 			TrustedHeader:  cfg.TrustedHeader,
 			TrustedProxies: cfg.TrustedProxies,
+			PublicOrigin:   cfg.PublicOrigin,
 		},
 	})
 	srv := &http.Server{

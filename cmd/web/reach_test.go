@@ -493,10 +493,18 @@ func TestWebhookSurvivesKilledInstance(t *testing.T) {
 	proc.Env = append(os.Environ(), "ROUNDS_TEST_INSTANCE=1", "DATABASE_URL="+db, "ADMIN_PASSWORD="+adminPassword,
 		"LISTEN_ADDR="+addr, "MCP_SERVERS="+servers, "WEBHOOK_ALLOW_PRIVATE=1", "MCP_REQUEST_TIMEOUT=2s",
 		"SMTP_URL="+mb.URL, "MAIL_FROM=rounds@example.com")
+	logs := &logSink{}
+	proc.Stderr = logs
 	if err := proc.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = proc.Process.Kill(); _ = proc.Wait() })
+	t.Cleanup(func() {
+		_ = proc.Process.Kill()
+		_ = proc.Wait()
+		if t.Failed() {
+			t.Log("the killed instance's log:\n" + logs.String())
+		}
+	})
 	first := "http://" + addr
 	waitReady(t, first)
 	admin := newClient(t, db)

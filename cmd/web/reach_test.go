@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/emersion/go-smtp"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
@@ -64,7 +66,7 @@ type mailSession struct {
 }
 
 func (s *mailSession) Mail(from string, _ *smtp.MailOptions) error { s.from = from; return nil }
-func (s *mailSession) Rcpt(to string, _ *smtp.RcptOptions) error { s.to = append(s.to, to); return nil }
+func (s *mailSession) Rcpt(to string, _ *smtp.RcptOptions) error   { s.to = append(s.to, to); return nil }
 func (s *mailSession) Data(r io.Reader) error {
 	m, err := mail.ReadMessage(r)
 	if err != nil {
@@ -150,9 +152,9 @@ type webhookEvent struct {
 	ID   string
 	Type string `json:"type"`
 	Call struct {
-		ID       string          `json:"id"`
-		Status   string          `json:"status"`
-		Assignee string          `json:"assignee"`
+		ID       string           `json:"id"`
+		Status   string           `json:"status"`
+		Assignee string           `json:"assignee"`
 		Round    *json.RawMessage `json:"round"`
 	} `json:"call"`
 	Raw []byte
@@ -356,11 +358,20 @@ func TestAssigneeMailedAndWebhooks(t *testing.T) {
 	}
 	ada.waitFor(a.URL, call.ID, 10*time.Second, roundIs(2))
 	mb.waitMail(t, "ada@example.com", "demo asks you", 2, 10*time.Second)
-	if status, body := ada.answer(a.URL, call.ID, 2, seatAnswers); status != http.StatusAccepted {
-		t.Fatalf("ada answers round 2: %d %s", status, body)
-	}
 	if status, _ := ada.do("POST", a.URL+"/api/v1/calls/"+call.ID+"/retry", "", ""); status != http.StatusNotFound {
 		t.Errorf("the assignee may retry the caller's call: %d", status)
+	}
+	// An admin gives round 2 to carol: she is mailed, and ada loses the call.
+	admin.login(b.URL, "admin", adminPassword)
+	if status, body := admin.post(b.URL+"/admin/calls/"+call.ID+"/assignee", url.Values{"assignee": {"carol"}}); status != http.StatusSeeOther {
+		t.Fatalf("reassign: %d %s", status, body)
+	}
+	mb.waitMail(t, "carol@example.com", "demo asks you", 1, 10*time.Second)
+	if status, _ := ada.answer(a.URL, call.ID, 2, seatAnswers); status != http.StatusNotFound {
+		t.Errorf("ada answers after the round went to carol: %d", status)
+	}
+	if status, body := carol.answer(a.URL, call.ID, 2, seatAnswers); status != http.StatusAccepted {
+		t.Fatalf("carol answers round 2: %d %s", status, body)
 	}
 	done := admin.waitFor(b.URL, call.ID, 10*time.Second, isDone)
 	if done.Status != "complete" {
@@ -369,10 +380,10 @@ func TestAssigneeMailedAndWebhooks(t *testing.T) {
 
 	evs := rc.waitEvents(t, 3, 30*time.Second)
 	types := []string{}
-	for _, ev := range evs {
+	for i, ev := range evs {
 		types = append(types, ev.Type+":"+ev.Call.Status)
-		if ev.Call.ID != call.ID || ev.Call.Assignee != "ada" {
-			t.Errorf("event about %q for %q", ev.Call.ID, ev.Call.Assignee)
+		if want := []string{"ada", "ada", "carol"}[min(i, 2)]; ev.Call.ID != call.ID || ev.Call.Assignee != want {
+			t.Errorf("event %d about %q for %q, want %q", i, ev.Call.ID, ev.Call.Assignee, want)
 		}
 		if bytes.Contains(ev.Raw, []byte("requestState")) {
 			t.Errorf("an event carries the requestState: %s", ev.Raw)
@@ -389,14 +400,17 @@ func TestAssigneeMailedAndWebhooks(t *testing.T) {
 	if got := len(mb.to("ada@example.com")); got != 2 {
 		t.Errorf("ada got %d mails for two rounds", got)
 	}
-	if n := mb.count(); n != 2 {
-		t.Errorf("%d mails were sent, want only ada's 2: %+v", n, mb.msgs)
+	if n := mb.count(); n != 3 {
+		t.Errorf("%d mails were sent, want ada's 2 and carol's 1: %+v", n, mb.msgs)
 	}
 	// The caller sees who answered each round.
-	admin.login(a.URL, "admin", adminPassword)
 	page := admin.page(a.URL + "/calls/" + call.ID)
-	if got := page.Find(`[data-testid="answered-by"]`).Length(); got != 2 || page.Find(`[data-testid="answered-by"]`).First().Text() != "ada" {
-		t.Errorf("answered-by on the caller's page: %d %q", got, page.Find(`[data-testid="answered-by"]`).Text())
+	if got := page.Find(`[data-testid="answered-by"]`).Map(func(_ int, s *goquery.Selection) string { return s.Text() }); strings.Join(got, " ") != "ada carol" {
+		t.Errorf("answered-by on the caller's page: %q", got)
+	}
+	audit := admin.page(a.URL + "/admin/audit?action=admin.call.reassigned")
+	if !strings.Contains(audit.Text(), call.ID) {
+		t.Errorf("the reassignment is not in the audit log")
 	}
 	if got := page.Find(`[data-testid="delivery"]`).Length(); got != 3 {
 		t.Errorf("the delivery log lists %d events, want 3", got)

@@ -93,8 +93,13 @@ func (e *Engine) Tool(ctx context.Context, srv *store.Server, name string) (*mcp
 }
 
 // mcpServer is how the engine reaches a registered server.
+// A server pinned to a revision is discovered and listed with it too.
 func (e *Engine) mcpServer(srv *store.Server, header http.Header) mcpclient.Server {
-	return mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots)}
+	out := mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots)}
+	if srv.Protocol != "" && srv.Protocol != "auto" {
+		out.Protocol = srv.Protocol
+	}
+	return out
 }
 
 // Catalog lists a server's prompts, resources and resource templates. They

@@ -95,6 +95,18 @@ func statusOf(err error) (int, string) {
 	if errors.As(err, &se) {
 		msg = se.Message
 	}
+	var unreachable *mcpclient.UnreachableError
+	var refused *mcpclient.ServerError
+	switch {
+	case errors.As(err, &unreachable):
+		return http.StatusBadGateway, "The MCP server could not be reached (" + mcpclient.Reason(err) + "). Please try again in a moment."
+	case errors.As(err, &refused):
+		return http.StatusBadGateway, "The MCP server refused the request: " + refused.Message
+	case errors.Is(err, mcpclient.ErrResponseTooLarge):
+		return http.StatusBadGateway, "The MCP server's answer was larger than this app accepts."
+	case store.Unavailable(err):
+		return http.StatusServiceUnavailable, "The database is not answering just now. Please try again in a moment."
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound, "We couldn't find that."
@@ -108,6 +120,10 @@ func statusOf(err error) (int, string) {
 	return http.StatusInternalServerError, "Something went wrong on our side. Please try again."
 }
 
+// retryAfterSeconds is what a 503 tells clients to wait: about as long as
+// a Postgres restart takes.
+const retryAfterSeconds = "5"
+
 // ErrorHandler is Echo's error handler: it logs only server errors and
 // renders a page, a fragment for htmx, or JSON for the API.
 func (h *Handler) ErrorHandler(err error, c echo.Context) {
@@ -115,6 +131,9 @@ func (h *Handler) ErrorHandler(err error, c echo.Context) {
 		return
 	}
 	status, msg := statusOf(err)
+	if status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+	}
 	if status >= 500 {
 		h.log.ErrorContext(c.Request().Context(), "request failed", "err", err,
 			"method", c.Request().Method, "route", c.Path())

@@ -195,6 +195,19 @@ func (c *Client) httpFor(srv Server) *http.Client {
 	return &http.Client{Timeout: c.http.Timeout, Transport: rt, CheckRedirect: c.http.CheckRedirect}
 }
 
+// wired returns an HTTP client for srv whose traffic goes through a wire of
+// its own (see wire.go); held says whether elicitations are rewritten.
+func (c *Client) wired(srv Server, held bool) (*http.Client, *wire) {
+	hc := *c.httpFor(srv)
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	w := newWire(rt, held)
+	hc.Transport = w
+	return &hc, w
+}
+
 // newRequestID returns a JSON-RPC id no other request of ours shares, in
 // this process or any other: a fresh go-sdk session numbers its requests
 // from 1, so a retry sent after a restart would otherwise reuse the id of
@@ -236,6 +249,10 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
+	}
+	if se := statusError(resp, time.Now()); se != nil {
+		// The go-sdk would drop the status and Retry-After; keep them.
+		return nil, se
 	}
 	resp.Body = &limitedBody{rc: resp.Body, left: t.max}
 	return resp, nil

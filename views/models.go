@@ -78,6 +78,9 @@ type CallVM struct {
 	RoundsDone int
 	// Reach is whom the rounds wait for and the webhook events sent.
 	Reach ReachVM
+	// Retry is set while a request the server could not take waits to be
+	// sent again by itself.
+	Retry *RetryVM
 }
 
 // RoundVM is a round: the form to answer it, or the answers given.

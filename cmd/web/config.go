@@ -27,6 +27,9 @@ type config struct {
 	MaxRounds      int
 	RequestTimeout time.Duration
 	HeldTimeout    time.Duration
+	// RetryWindow is how long a request the server could not take is sent
+	// again by itself; zero for never.
+	RetryWindow time.Duration
 
 	SessionKeys    [][]byte // pairs: hash key, block key
 	SessionTTL     time.Duration
@@ -95,6 +98,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if v := getenv("HELD_TIMEOUT"); v != "" {
 		if cfg.HeldTimeout, err = time.ParseDuration(v); err != nil || cfg.HeldTimeout <= 0 {
 			return cfg, fmt.Errorf("HELD_TIMEOUT: want a positive Go duration such as 10m, got %q", v)
+		}
+	}
+	cfg.RetryWindow = 10 * time.Minute
+	if v := getenv("RETRY_WINDOW"); v != "" {
+		if cfg.RetryWindow, err = time.ParseDuration(v); err != nil || cfg.RetryWindow < 0 {
+			return cfg, fmt.Errorf("RETRY_WINDOW: want a Go duration such as 10m (0 for never), got %q", v)
 		}
 	}
 	cfg.SessionTTL = 12 * time.Hour

@@ -556,3 +556,56 @@ func TestWebhookSurvivesKilledInstance(t *testing.T) {
 		t.Errorf("the delivery log shows id %q, want %q", got, id)
 	}
 }
+
+// TestHeldRoundReachesAssignee: a handshake-era server asks mid-call, on a
+// session one instance holds; the question is a round like any other, so
+// its assignee is mailed once per question and the webhook hears of it.
+func TestHeldRoundReachesAssignee(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	mb := newMailbox(t)
+	rc := newReceiver(t)
+	old := newOldServer(t)
+	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo[2025-11-25]=" + old.URL})
+	a := startInstance(t, db, env, nil)
+	b := startInstance(t, db, env, nil)
+	addPeople(t, db)
+	admin, bob := newClient(t, db), person(t, db, "bob")
+	rc.secret = admin.webhookSecret(a.URL)
+
+	status, body := admin.do("POST", a.URL+"/api/v1/calls", "application/json",
+		`{"server":"demo","tool":"ask_twice","arguments":{},"assignee":"bob","webhook_url":"`+rc.URL+`"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	var call apiCall
+	_ = json.Unmarshal(body, &call)
+	bob.waitFor(b.URL, call.ID, 10*time.Second, roundIs(1))
+	first := mb.waitMail(t, "bob@example.com", "asks you", 1, 10*time.Second)
+	if !strings.Contains(first[0].Body, "What is your name?") {
+		t.Errorf("the mail does not give the question:\n%s", first[0].Body)
+	}
+	if status, body := bob.answer(b.URL, call.ID, 1, `{"elicitation":{"action":"accept","content":{"name":"Bob"}}}`); status != http.StatusAccepted {
+		t.Fatalf("answer round 1: %d %s", status, body)
+	}
+	bob.waitFor(a.URL, call.ID, 10*time.Second, roundIs(2))
+	second := mb.waitMail(t, "bob@example.com", "asks you", 2, 10*time.Second)
+	if !strings.Contains(second[1].Body, "And your favourite colour, Bob?") {
+		t.Errorf("the second mail does not give the question:\n%s", second[1].Body)
+	}
+	if status, body := bob.answer(a.URL, call.ID, 2, `{"elicitation":{"action":"accept","content":{"colour":"teal"}}}`); status != http.StatusAccepted {
+		t.Fatalf("answer round 2: %d %s", status, body)
+	}
+	evs := rc.waitEvents(t, 3, 20*time.Second)
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type+":"+ev.Call.Status)
+	}
+	if strings.Join(types, " ") != "round.waiting:input_required round.waiting:input_required call.finished:complete" {
+		t.Errorf("events = %v", types)
+	}
+	time.Sleep(time.Second)
+	if n := mb.count(); n != 2 {
+		t.Errorf("%d mails were sent, want bob's 2", n)
+	}
+}

@@ -11,11 +11,16 @@ import (
 // accountShow is the signed-in person's account page.
 func (h *Handler) accountShow(c echo.Context) error {
 	u := user(c)
+	sessions, err := h.accountSessionsVM(c)
+	if err != nil {
+		return err
+	}
 	vm := views.AccountVM{
-		Name:    u.Name,
-		IsAdmin: u.IsAdmin,
-		Since:   u.CreatedAt,
-		Flash:   flashFromQuery(c),
+		Sessions: sessions,
+		Name:     u.Name,
+		IsAdmin:  u.IsAdmin,
+		Since:    u.CreatedAt,
+		Flash:    flashFromQuery(c),
 	}
 	mail, err := h.accountMailVM(c)
 	if err != nil {

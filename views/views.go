@@ -24,6 +24,8 @@ func statusLabel(s string) string {
 		return "Waiting for the server"
 	case "input_required":
 		return "Needs your answers"
+	case "authorization_required":
+		return "Needs you to connect"
 	case "complete":
 		return "Complete"
 	case "failed":

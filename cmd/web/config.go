@@ -18,8 +18,11 @@ import (
 
 // config is read once from the environment.
 type config struct {
-	DatabaseURL    string
-	ListenAddr     string
+	DatabaseURL string
+	ListenAddr  string
+	// PublicURL is where people reach the app, without a trailing slash;
+	// empty means http://LISTEN_ADDR.
+	PublicURL      string
 	Servers        []serverConfig
 	serversSet     bool
 	Roots          map[string][]store.Root // roots/list answers by server name, from MCP_ROOTS
@@ -47,10 +50,8 @@ type config struct {
 	HeartbeatInterval time.Duration
 
 	// Reaching people: the SMTP server round mail goes through (nil: no
-	// mail), the URL its links start with, and whether webhooks may
-	// reach private addresses.
+	// mail), and whether webhooks may reach private addresses.
 	Mail                *engine.Mail
-	PublicURL           string
 	WebhookAllowPrivate bool
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/handlers"
+	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
 	"github.com/mcp-rounds/rounds/store"
@@ -193,6 +194,10 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	}
 
 	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: version, RequestTimeout: cfg.RequestTimeout})
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = "http://" + ln.Addr().String()
+	}
 	notifier := store.NewNotifier(pool, log)
 	eng, err := engine.New(pool, st, mc, engine.Config{
 		RoundTTL:            cfg.RoundTTL,
@@ -207,8 +212,9 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		HeartbeatInterval:   cfg.HeartbeatInterval,
 		Metrics:             metrics.New(st, cfg.MetricsAllow, log),
 		Mail:                cfg.Mail,
-		PublicURL:           or(cfg.PublicURL, "http://"+loopback(addr)),
+		PublicURL:           publicURL,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		Auth:                &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(cfg.RequestTimeout), PublicURL: publicURL},
 	}, log)
 	if err != nil {
 		ln.Close()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -23,24 +24,24 @@ func TestBrowserTeamRound(t *testing.T) {
 	}
 
 	admin := newTab(t, browser, true)
-	admin.do("sign in as admin", chromedp.Navigate(inst.URL+"/login"),
+	slowDo(admin, "sign in as admin", chromedp.Navigate(inst.URL+"/login"),
 		chromedp.SendKeys(chromedp.ID("username"), "admin"),
 		chromedp.SendKeys(chromedp.ID("password"), adminPassword),
 		chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`header .who`)))
-	admin.do("add a team", chromedp.Navigate(inst.URL+"/admin/teams"),
+	slowDo(admin, "add a team", chromedp.Navigate(inst.URL+"/admin/teams"),
 		chromedp.SendKeys(chromedp.ID("team-name"), "approvers"),
 		chromedp.Click(chromedp.CSS(`form[data-testid="team-add"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`section[data-testid="team"][data-name="approvers"]`)))
 	for _, who := range []string{"ada", "bob"} {
-		admin.do("add "+who, chromedp.SendKeys(chromedp.ID("member-approvers"), who),
+		slowDo(admin, "add "+who, chromedp.SendKeys(chromedp.ID("member-approvers"), who),
 			chromedp.Click(chromedp.CSS(`form[data-testid="team-member-add"] button`)),
 			chromedp.WaitVisible(chromedp.CSS(`section[data-testid="team"] li[data-testid="team-member"]`)))
 	}
 	if got := admin.text(`section[data-testid="team"][data-name="approvers"] ul`); !strings.Contains(got, "ada") || !strings.Contains(got, "bob") {
 		t.Fatalf("members listed: %q", got)
 	}
-	admin.do("start a call for the team", chromedp.Navigate(inst.URL+"/servers/demo/tools/confirm_delete"),
+	slowDo(admin, "start a call for the team", chromedp.Navigate(inst.URL+"/servers/demo/tools/confirm_delete"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="arg.path"]`), "/srv/report.txt"),
 		chromedp.SendKeys(chromedp.ID("call-assignee"), "team:approvers"),
 		chromedp.Click(chromedp.CSS(`button[data-testid="start"]`)),
@@ -54,48 +55,48 @@ func TestBrowserTeamRound(t *testing.T) {
 	}
 
 	ada := newTab(t, browser, false)
-	ada.do("use a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-	ada.do("sign in as ada", chromedp.Navigate(inst.URL+"/login"),
+	slowDo(ada, "use a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	slowDo(ada, "sign in as ada", chromedp.Navigate(inst.URL+"/login"),
 		chromedp.SendKeys(chromedp.ID("username"), "ada"),
 		chromedp.SendKeys(chromedp.ID("password"), "a long password"),
 		chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`header .who`)))
-	ada.do("open the inbox", chromedp.Navigate(inst.URL+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="inbox-item"]`)))
+	slowDo(ada, "open the inbox", chromedp.Navigate(inst.URL+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="inbox-item"]`)))
 	if got := ada.text(`[data-testid="inbox-for"]`); !strings.Contains(got, "For team approvers") || !strings.Contains(got, "Started by admin") {
 		t.Errorf("the inbox says %q", got)
 	}
 	fitsPhone(t, ada, "inbox")
-	ada.do("answer", chromedp.Click(chromedp.CSS(`[data-testid="inbox-item"] a.button`)),
+	slowDo(ada, "answer", chromedp.Click(chromedp.CSS(`[data-testid="inbox-item"] a.button`)),
 		chromedp.WaitVisible(chromedp.CSS(`form[data-testid="round-form"]`)))
 	fitsPhone(t, ada, "call page")
-	ada.do("confirm", chromedp.Click(chromedp.CSS(`input[name="q0.confirm"]`)),
+	slowDo(ada, "confirm", chromedp.Click(chromedp.CSS(`input[name="q0.confirm"]`)),
 		chromedp.Click(chromedp.CSS(`button[data-testid="submit-round"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="answered-by"]`)))
 
 	bob := newTab(t, browser, true)
-	bob.do("sign in as bob", chromedp.Navigate(inst.URL+"/login"),
+	slowDo(bob, "sign in as bob", chromedp.Navigate(inst.URL+"/login"),
 		chromedp.SendKeys(chromedp.ID("username"), "bob"),
 		chromedp.SendKeys(chromedp.ID("password"), "a long password"),
 		chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`header .who`)))
-	bob.do("open the call", chromedp.Navigate(inst.URL+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="inbox-empty"]`)),
+	slowDo(bob, "open the call", chromedp.Navigate(inst.URL+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="inbox-empty"]`)),
 		chromedp.Navigate(callURL), chromedp.WaitVisible(chromedp.CSS(`[data-testid="answered-by"]`)))
 	if got := bob.text(`[data-testid="answered-by"]`); got != "ada" {
 		t.Errorf("bob sees the round answered by %q", got)
 	}
 
 	carol := newTab(t, browser, true)
-	carol.do("sign in as carol", chromedp.Navigate(inst.URL+"/login"),
+	slowDo(carol, "sign in as carol", chromedp.Navigate(inst.URL+"/login"),
 		chromedp.SendKeys(chromedp.ID("username"), "carol"),
 		chromedp.SendKeys(chromedp.ID("password"), "a long password"),
 		chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`header .who`)))
-	carol.do("open the call", chromedp.Navigate(callURL), chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-message"]`)))
+	slowDo(carol, "open the call", chromedp.Navigate(callURL), chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-message"]`)))
 	if got := carol.text(`h1`); !strings.Contains(got, "Not Found") {
 		t.Errorf("carol, outside the team, sees %q", got)
 	}
 
-	ada.do("set an address", chromedp.Navigate(inst.URL+"/account"),
+	slowDo(ada, "set an address", chromedp.Navigate(inst.URL+"/account"),
 		chromedp.SendKeys(chromedp.ID("account-email"), "ada@example.com"),
 		chromedp.Click(chromedp.CSS(`[data-testid="account-mail-rounds"]`)),
 		chromedp.Click(chromedp.CSS(`form[data-testid="account-mail-form"] button`)),
@@ -106,6 +107,17 @@ func TestBrowserTeamRound(t *testing.T) {
 	}
 	if ada.hasAttr(`[data-testid="account-mail-rounds"]`, "checked") {
 		t.Error("round mail is still on after ada switched it off")
+	}
+}
+
+// slowDo is tab.do with more time per step: this journey runs four
+// people's tabs on a busy machine.
+func slowDo(tb *tab, what string, steps ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 4*stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		tb.t.Fatalf("%s: %v\n%s", what, err, tb.page())
 	}
 }
 

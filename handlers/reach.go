@@ -123,7 +123,11 @@ func (h *Handler) accountMailUpdate(c echo.Context) error {
 	var se *store.Error
 	if errors.As(err, &se) && errors.Is(err, store.ErrInvalid) {
 		u := user(c)
-		vm := views.AccountVM{Name: u.Name, IsAdmin: u.IsAdmin, Since: u.CreatedAt,
+		sessions, err := h.accountSessionsVM(c)
+		if err != nil {
+			return err
+		}
+		vm := views.AccountVM{Name: u.Name, IsAdmin: u.IsAdmin, Since: u.CreatedAt, Sessions: sessions,
 			Mail: views.AccountMailVM{Email: email, Rounds: rounds, MailOn: h.engine.Config().Mail != nil, Error: se.Message}}
 		return render(c, http.StatusUnprocessableEntity, views.AccountPage(vm))
 	}

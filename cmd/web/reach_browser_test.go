@@ -28,7 +28,7 @@ func TestBrowserTeamRound(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("username"), "admin"),
 		chromedp.SendKeys(chromedp.ID("password"), adminPassword),
 		chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`header .who`)))
+		chromedp.WaitNotPresent(chromedp.ID("password")))
 	slowDo(admin, "add a team", chromedp.Navigate(inst.URL+"/admin/teams"),
 		chromedp.SendKeys(chromedp.ID("team-name"), "approvers"),
 		chromedp.Click(chromedp.CSS(`form[data-testid="team-add"] button`)),
@@ -60,7 +60,7 @@ func TestBrowserTeamRound(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("username"), "ada"),
 		chromedp.SendKeys(chromedp.ID("password"), "a long password"),
 		chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`header .who`)))
+		chromedp.WaitNotPresent(chromedp.ID("password")))
 	slowDo(ada, "open the inbox", chromedp.Navigate(inst.URL+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="inbox-item"]`)))
 	if got := ada.text(`[data-testid="inbox-for"]`); !strings.Contains(got, "For team approvers") || !strings.Contains(got, "Started by admin") {
 		t.Errorf("the inbox says %q", got)
@@ -78,7 +78,7 @@ func TestBrowserTeamRound(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("username"), "bob"),
 		chromedp.SendKeys(chromedp.ID("password"), "a long password"),
 		chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`header .who`)))
+		chromedp.WaitNotPresent(chromedp.ID("password")))
 	slowDo(bob, "open the call", chromedp.Navigate(inst.URL+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="inbox-empty"]`)),
 		chromedp.Navigate(callURL), chromedp.WaitVisible(chromedp.CSS(`[data-testid="answered-by"]`)))
 	if got := bob.text(`[data-testid="answered-by"]`); got != "ada" {
@@ -90,7 +90,7 @@ func TestBrowserTeamRound(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("username"), "carol"),
 		chromedp.SendKeys(chromedp.ID("password"), "a long password"),
 		chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`header .who`)))
+		chromedp.WaitNotPresent(chromedp.ID("password")))
 	slowDo(carol, "open the call", chromedp.Navigate(callURL), chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-message"]`)))
 	if got := carol.text(`h1`); !strings.Contains(got, "Not Found") {
 		t.Errorf("carol, outside the team, sees %q", got)

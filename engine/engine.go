@@ -277,6 +277,23 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
 		srv.Protocol = c.ServerProtocol
 	}
+	if c.Method == mcpclient.MethodCallTool {
+		// Arguments marked x-mcp-header travel as Mcp-Param-* headers too.
+		schema, err := e.store.ToolHeaderSchema(ctx, c.ServerID, c.Target)
+		if err != nil {
+			return err
+		}
+		if ph := mcpclient.ParamHeaders(schema, c.Arguments); ph != nil {
+			merged := srv.Header.Clone()
+			if merged == nil {
+				merged = http.Header{}
+			}
+			for k, v := range ph {
+				merged[k] = v
+			}
+			srv.Header = merged
+		}
+	}
 	token, renewable, err := e.accessToken(ctx, c.ServerID, c.Owner, "")
 	if err != nil {
 		return err

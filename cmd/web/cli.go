@@ -24,6 +24,7 @@ const usage = `usage:
   web team add NAME                     add a team (calls name it as team:NAME)
   web team member add TEAM USER         add a user to a team
   web team list                         list teams and their members
+  web user password NAME                set a new password for NAME (a lost admin's too), read from standard input
   web user list                         list users
   web user disable NAME                 stop a user from signing in
   web token create NAME                 make an API token for user NAME (printed last)
@@ -77,6 +78,23 @@ func command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 			}
 		}
 		fmt.Fprintf(stdout, "added %s%s\n", u.Name, map[bool]string{true: " (admin)"}[u.IsAdmin])
+	case "user password":
+		if len(args) != 3 {
+			return errors.New("usage: web user password NAME (the new password on standard input)")
+		}
+		password, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		password = strings.TrimRight(password, "\r\n")
+		err = st.SetUserPassword(ctx, args[2], password)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("there is no user named %q (see web user list)", args[2])
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "set a new password for %s; their sessions were ended\n", args[2])
 	case "user list":
 		users, err := st.Users(ctx)
 		if err != nil {

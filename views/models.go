@@ -80,6 +80,9 @@ type CallVM struct {
 	RoundsDone int
 	// Reach is whom the rounds wait for and the webhook events sent.
 	Reach ReachVM
+	// AgainHref, when set, offers to start the call again over a 2025-11-25
+	// session: its tool asks the handshake-era way.
+	AgainHref string
 	// Retry is set while a request the server could not take waits to be
 	// sent again by itself.
 	Retry *RetryVM

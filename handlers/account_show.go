@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -30,6 +31,7 @@ func (h *Handler) accountShow(c echo.Context) error {
 		IsAdmin:     u.IsAdmin,
 		Since:       u.CreatedAt,
 		Flash:       flashFromQuery(c),
+		Calls:       views.AccountCallsVM{RetentionDays: int(h.engine.Config().Retention / (24 * time.Hour))},
 	}
 	mail, err := h.accountMailVM(c)
 	if err != nil {
@@ -42,7 +44,8 @@ func (h *Handler) accountShow(c echo.Context) error {
 // accountNotices are the messages a redirect back to the account page may
 // show (`/account?done=KEY`); sections add their own keys.
 var accountNotices = map[string]string{
-	"mail": "Your e-mail settings are saved.",
+	"mail":          "Your e-mail settings are saved.",
+	"calls_deleted": "Every call you started was deleted, with its rounds and your answers.",
 }
 
 func flashFromQuery(c echo.Context) string {

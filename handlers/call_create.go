@@ -53,10 +53,19 @@ func (h *Handler) callCreate(c echo.Context) error {
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: vm.Name, Arguments: raw,
 		Assignee: vm.Assignee.Value,
+		Audit:    h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "tool": vm.Name, "assignee": assigneeOr(vm.Assignee.Value, h.person(c))}),
 	})
 	if err != nil {
 		return err
 	}
-	h.audit(c, "call.started", call.ID, map[string]any{"server": srv.Name, "tool": vm.Name, "assignee": *call.Assignee})
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
+}
+
+// assigneeOr is who a new call's rounds wait for: assignee, or the person
+// starting it.
+func assigneeOr(assignee, person string) string {
+	if assignee == "" {
+		return person
+	}
+	return assignee
 }

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -30,25 +29,32 @@ func (h *Handler) callShow(c echo.Context) error {
 // differs from ?seen=STATUS:SEQ, so pages do not poll.
 func (h *Handler) callLive(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
-	if err != nil {
-		return err
-	}
 	wait, err := waitParams(c)
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		seen := c.QueryParam("seen")
-		if _, err := h.waitForCall(ctx, call, wait, func(call *store.Call) bool {
-			return liveMark(call) != seen
-		}); err != nil {
-			return err
-		}
+	// Listen before reading, so no change falls in between.
+	w := h.watch(c.Param("id"), wait)
+	if w != nil {
+		defer w.stop()
 	}
-	vm, err := h.callVM(ctx, call.ID, h.person(c))
+	vm, call, err := h.callView(ctx, c.Param("id"))
 	if err != nil {
 		return err
+	}
+	seen := c.QueryParam("seen")
+	if w != nil && liveMark(call) == seen {
+		next, _, err := w.until(ctx, call, func(call *store.Call) bool {
+			return liveMark(call) != seen
+		})
+		if err != nil {
+			return err
+		}
+		if liveMark(next) != seen {
+			if vm, _, err = h.callView(ctx, call.ID); err != nil {
+				return err
+			}
+		}
 	}
 	noPrefetch(c)
 	return render(c, http.StatusOK, views.CallBody(*vm))
@@ -78,19 +84,28 @@ func (h *Handler) ownedCall(ctx context.Context, id, person string) (*store.Call
 	if err != nil {
 		return nil, err
 	}
+	ok, err := h.mayOpen(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notFoundErr("call")
+	}
+	return call, nil
+}
+
+// mayOpen reports whether the signed-in person may open, draft and answer
+// call: its owner, an admin, or whom its rounds are assigned to (the
+// person, or a member of the team).
+func (h *Handler) mayOpen(ctx context.Context, call *store.Call) (bool, error) {
 	if mayAccess(ctx, call.Owner) {
-		return call, nil
+		return true, nil
 	}
-	if call.Assignee != nil {
-		ok, err := h.store.IsAssignee(ctx, *call.Assignee, person)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			return call, nil
-		}
+	u, _ := ctx.Value(userCtxKey{}).(*store.User)
+	if u == nil || call.Assignee == nil {
+		return false, nil
 	}
-	return nil, notFoundErr("call")
+	return h.store.IsAssignee(ctx, *call.Assignee, u.Name)
 }
 
 // startedCall returns a call if person started it, or is an admin: what
@@ -107,13 +122,21 @@ func (h *Handler) startedCall(ctx context.Context, id string) (*store.Call, erro
 }
 
 func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM, error) {
-	call, err := h.ownedCall(ctx, id, person)
+	vm, _, err := h.callView(ctx, id)
+	return vm, err
+}
+
+// callView reads a call for its page, in one read, and returns the page's
+// view model and the call.
+func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *store.Call, error) {
+	call, rounds, draft, err := h.store.CallPage(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rounds, err := h.store.Rounds(ctx, call.ID)
-	if err != nil {
-		return nil, err
+	if ok, err := h.mayOpen(ctx, call); err != nil {
+		return nil, nil, err
+	} else if !ok {
+		return nil, nil, notFoundErr("call")
 	}
 	href := "/calls/" + call.ID
 	vm := &views.CallVM{
@@ -123,7 +146,7 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 		Live: call.Status == store.CallQueued || call.Status == store.CallRunning,
 	}
 	if vm.Reach, err = h.reachVM(ctx, call); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if call.Error != nil {
 		vm.Error = *call.Error
@@ -143,9 +166,9 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	for i := range rounds {
 		r := &rounds[i]
 		if r.Seq == call.CurrentSeq && call.Status == store.CallInputRequired && r.Status == store.RoundPending {
-			current, err := h.pendingRoundVM(ctx, call, r)
+			current, err := pendingRoundVM(call, r, draft)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			vm.Current = current
 			continue
@@ -158,23 +181,19 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	if call.Status == store.CallComplete {
 		vm.Result = resultVM(call.Method, call.Result, href+"/contents/")
 	}
-	return vm, nil
+	return vm, call, nil
 }
 
 // pendingRoundVM builds the answer form of a pending round, filled in with
 // its draft when there is one.
-func (h *Handler) pendingRoundVM(ctx context.Context, call *store.Call, r *store.Round) (*views.RoundVM, error) {
+func pendingRoundVM(call *store.Call, r *store.Round, draft *store.Draft) (*views.RoundVM, error) {
 	qs, err := questionsOf(r)
 	if err != nil {
 		return nil, err
 	}
 	var actions []string
-	draft, err := h.store.Draft(ctx, call.ID, r.Seq)
-	switch {
-	case err == nil:
+	if draft != nil {
 		actions = fromDraft(qs, draft.Form)
-	case !errors.Is(err, store.ErrNotFound):
-		return nil, err
 	}
 	vm, err := currentRoundVM(call, r, qs, actions)
 	if err != nil {

@@ -59,6 +59,7 @@ type Store struct {
 	jobs  *river.Client[pgx.Tx] // insert-only
 	aead  cipher.AEAD           // encrypts server credentials
 	reach ReachOptions
+	auth  *authCache // users by token and name; nil: always read
 }
 
 // New returns a Store over pool.

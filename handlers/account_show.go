@@ -33,12 +33,18 @@ func (h *Handler) accountShow(c echo.Context) error {
 		Flash:       flashFromQuery(c),
 		Calls:       views.AccountCallsVM{RetentionDays: int(h.engine.Config().Retention / (24 * time.Hour))},
 	}
+	mail, err := h.accountMailVM(c)
+	if err != nil {
+		return err
+	}
+	vm.Mail = *mail
 	return render(c, http.StatusOK, views.AccountPage(vm))
 }
 
 // accountNotices are the messages a redirect back to the account page may
 // show (`/account?done=KEY`); sections add their own keys.
 var accountNotices = map[string]string{
+	"mail":          "Your e-mail settings are saved.",
 	"calls_deleted": "Every call you started was deleted, with its rounds and your answers.",
 }
 

@@ -49,6 +49,8 @@ type ToolPageVM struct {
 	Action      string
 	Form        *forms.Form
 	Errors      []ErrorLink
+	// Assignee is the field naming who answers the call's rounds.
+	Assignee AssigneeVM
 }
 
 // ErrorLink is an entry of an error summary, linking to its field.
@@ -76,6 +78,8 @@ type CallVM struct {
 	Live       bool
 	LiveHref   string
 	RoundsDone int
+	// Reach is whom the rounds wait for and the webhook events sent.
+	Reach ReachVM
 	// AgainHref, when set, offers to start the call again over a 2025-11-25
 	// session: its tool asks the handshake-era way.
 	AgainHref string
@@ -202,6 +206,10 @@ type InboxItemVM struct {
 	Questions []string
 	ExpiresAt time.Time
 	Created   time.Time
+	// For says whom the round waits for when that is not only the person:
+	// "team approvers"; From names who started the call, if someone else.
+	For  string
+	From string
 }
 
 // ConnectionVM is whether the person is signed in at a server that asks

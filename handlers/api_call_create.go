@@ -32,7 +32,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if req.Method == "" {
 		req.Method = mcpclient.MethodCallTool
 	}
-	var target string
+	var target, title string
 	switch req.Method {
 	case mcpclient.MethodCallTool:
 		target = req.Tool
@@ -69,7 +69,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		target = tool.Name
+		target, title = tool.Name, toolTitle(tool)
 		if schema, err := json.Marshal(tool.InputSchema); err == nil && string(schema) != "null" {
 			if errs, err := forms.Validate(schema, args); err == nil && len(errs) > 0 {
 				fieldErrs = errs
@@ -80,6 +80,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		title = prompt.Title
 		fieldErrs = checkPromptArguments(prompt.Arguments, argsMap)
 	case mcpclient.MethodReadResource:
 		if err := checkURI(req.URI); err != nil {
@@ -97,7 +98,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		}})
 	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Arguments: req.Arguments,
+		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
 	})
 	if err != nil {
 		return err

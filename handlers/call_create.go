@@ -38,7 +38,7 @@ func (h *Handler) callCreate(c echo.Context) error {
 		return err
 	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: vm.Name, Arguments: raw,
+		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: vm.Name, Title: vm.Title, Arguments: raw,
 	})
 	if err != nil {
 		return err

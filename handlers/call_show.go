@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -90,7 +91,8 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	}
 	href := "/calls/" + call.ID
 	vm := &views.CallVM{
-		ID: call.ID, Href: href, Server: call.ServerName, Method: call.Method, Target: call.Target,
+		ID: call.ID, Href: href, Server: call.ServerName, Method: call.Method,
+		Target: cmp.Or(call.Title, call.Target), Name: machineName(call),
 		Status: call.Status, Created: call.CreatedAt, Retryable: call.Retryable,
 		RetryHref: href + "/retry", LiveHref: href + "/live?wait=25s&seen=" + url.QueryEscape(liveMark(call)),
 		Live: call.Status == store.CallQueued || call.Status == store.CallRunning,
@@ -108,8 +110,11 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 			vm.Current = current
 			continue
 		}
+		if r.Seq == call.CurrentSeq && r.Outcome != nil {
+			vm.Outcome = *r.Outcome
+		}
 		vm.History = append(vm.History, views.RoundVM{
-			Seq: r.Seq, Status: r.Status, AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt,
+			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt,
 			Questions: answeredVMs(r, call.ServerName), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
 		})
 	}
@@ -199,4 +204,20 @@ func currentRoundVM(call *store.Call, r *store.Round, qs []question, actions []s
 		Questions:   questionVMs(qs, call.ServerName, actions),
 		Errors:      errorLinks(qs),
 	}, nil
+}
+
+// machineName is a call's tool or prompt name, shown beside its title when
+// the server gave one that differs.
+func machineName(call *store.Call) string {
+	if call.Title == "" || call.Title == call.Target {
+		return ""
+	}
+	return call.Target
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

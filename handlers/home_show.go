@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -54,10 +55,18 @@ func (h *Handler) homeShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ids := make([]string, len(calls))
+	for i, call := range calls {
+		ids[i] = call.ID
+	}
+	outcomes, err := h.store.LastOutcomes(ctx, ids)
+	if err != nil {
+		return err
+	}
 	for _, call := range calls {
 		vm.Recent = append(vm.Recent, views.CallSummary{
-			Href: "/calls/" + call.ID, Server: call.ServerName, Target: call.Target,
-			Status: call.Status, Created: call.CreatedAt,
+			Href: "/calls/" + call.ID, Server: call.ServerName, Target: cmp.Or(call.Title, call.Target),
+			Status: call.Status, Created: call.CreatedAt, Outcome: outcomes[call.ID],
 		})
 	}
 	return render(c, http.StatusOK, views.HomePage(vm))

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -17,7 +18,7 @@ func (h *Handler) inboxShow(c echo.Context) error {
 	var vm views.InboxVM
 	for _, it := range items {
 		vm.Items = append(vm.Items, views.InboxItemVM{
-			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: it.Target,
+			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: cmp.Or(it.Title, it.Target),
 			Questions: questionSummaries(it.InputRequests), ExpiresAt: it.ExpiresAt, Created: it.CreatedAt,
 		})
 	}

@@ -401,7 +401,9 @@ func answeredVMs(r *store.Round, server string) []views.QuestionVM {
 			vm.AnswerJSON = prettyJSON(a.Content)
 		case a.Action == actionAccept:
 			vm.Answer = "Sent:"
-			vm.AnswerJSON = prettyJSON(a.Content)
+			if vm.AnswerLines = answerLines(q.Form, a.Content); vm.AnswerLines == nil {
+				vm.AnswerJSON = prettyJSON(a.Content)
+			}
 		case a.Action == actionDecline:
 			vm.Answer = "Declined."
 		case a.Action == actionCancel:

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -86,7 +88,43 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/calls/:id/rounds/:seq/cancel", h.adminRoundCancel)
 	admin.GET("/audit", h.adminAuditShow)
 	admin.GET("/instances", h.adminInstances)
+
+	// Every address a form posts to also answers GET, with the page it
+	// belongs to: the address bar after a failed check, a bookmark or a
+	// reload never meets "Method Not Allowed".
+	e.GET("/logout", redirectTo("/"))
+	e.GET("/tokens/:id/revoke", redirectTo("/tokens"))
+	e.GET("/servers/:server/prompts/:prompt", redirectTo("/servers/:server"))
+	e.GET("/servers/:server/resources", redirectTo("/servers/:server"))
+	e.GET("/calls/:id/rounds/:seq", redirectTo("/calls/:id"))
+	e.GET("/calls/:id/rounds/:seq/draft", redirectTo("/calls/:id"))
+	e.GET("/calls/:id/retry", redirectTo("/calls/:id"))
+	for _, p := range []string{"/check", "/refresh", "/enabled", "/delete"} {
+		admin.GET("/servers/:server"+p, redirectTo("/admin/servers/:server"))
+	}
+	for _, p := range []string{"/disabled", "/admin", "/password"} {
+		admin.GET("/users/:name"+p, redirectTo("/admin/users"))
+	}
+	admin.GET("/calls/:id/retry", redirectTo("/admin/calls/:id"))
 	return e
+}
+
+// redirectTo answers a GET with a redirect to the page pattern names, its
+// :params filled in from the request's (escaped again).
+func redirectTo(pattern string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		parts := strings.Split(pattern, "/")
+		for i, p := range parts {
+			if name, ok := strings.CutPrefix(p, ":"); ok {
+				v, err := url.PathUnescape(c.Param(name))
+				if err != nil {
+					v = c.Param(name)
+				}
+				parts[i] = url.PathEscape(v)
+			}
+		}
+		return c.Redirect(http.StatusSeeOther, strings.Join(parts, "/"))
+	}
 }
 
 // ipExtractor trusts X-Forwarded-For only from the configured proxies, so

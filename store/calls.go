@@ -39,6 +39,7 @@ type Call struct {
 	Owner            string          `db:"owner"`
 	Method           string          `db:"method"`
 	Target           string          `db:"target"`
+	Title            string          `db:"title"`
 	Arguments        json.RawMessage `db:"arguments"`
 	Status           string          `db:"status"`
 	CurrentSeq       int             `db:"current_seq"`
@@ -74,7 +75,7 @@ func (c *Call) Finished() bool {
 
 const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url as server_url,
 	s.header_name as server_header_name, s.header_value_enc as server_header_enc, c.owner,
-	c.method, c.target, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable, c.handshake,
+	c.method, c.target, c.title, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable, c.handshake,
 	s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
 	c.created_at, c.updated_at, c.finished_at`
@@ -97,10 +98,13 @@ type Round struct {
 	HeldBy         *string    `db:"held_by"`
 	ElicitationID  *string    `db:"elicitation_id"`
 	URLCompletedAt *time.Time `db:"url_completed_at"`
+	// Outcome is how the round ended: answered, declined, cancelled or
+	// expired; nil while pending.
+	Outcome *string `db:"outcome"`
 }
 
 const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
-	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at`
+	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome`
 
 // NewCall is what starting a call needs.
 type NewCall struct {
@@ -108,6 +112,7 @@ type NewCall struct {
 	Owner     string
 	Method    string
 	Target    string
+	Title     string
 	Arguments json.RawMessage
 }
 
@@ -119,9 +124,9 @@ func (s *Store) CreateCall(ctx context.Context, nc NewCall) (*Call, error) {
 	var id string
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `
-			insert into calls (server_id, owner, method, target, arguments)
-			values ($1, $2, $3, $4, $5) returning id::text`,
-			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments).Scan(&id)
+			insert into calls (server_id, owner, method, target, title, arguments)
+			values ($1, $2, $3, $4, $5, $6) returning id::text`,
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Title, nc.Arguments).Scan(&id)
 		if err != nil {
 			return translate(err, "call")
 		}
@@ -161,6 +166,25 @@ func (s *Store) Calls(ctx context.Context, owner string, limit int) ([]Call, err
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Call])
 }
 
+// LastOutcomes says how the last round of each of the calls ended, for
+// those whose last round ended: answered, declined, cancelled or expired.
+func (s *Store) LastOutcomes(ctx context.Context, callIDs []string) (map[string]string, error) {
+	rows, err := s.pool.Query(ctx, `
+		select c.id::text, r.outcome from calls c
+		join rounds r on r.call_id = c.id and r.seq = c.current_seq
+		where c.id = any($1::uuid[]) and r.outcome is not null`, callIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	var id, outcome string
+	_, err = pgx.ForEachRow(rows, []any{&id, &outcome}, func() error {
+		out[id] = outcome
+		return nil
+	})
+	return out, err
+}
+
 // InboxItem is a pending round waiting on its owner.
 type InboxItem struct {
 	CallID        string          `db:"call_id"`
@@ -168,6 +192,7 @@ type InboxItem struct {
 	ServerName    string          `db:"server_name"`
 	Method        string          `db:"method"`
 	Target        string          `db:"target"`
+	Title         string          `db:"title"`
 	InputRequests json.RawMessage `db:"input_requests"`
 	CreatedAt     time.Time       `db:"created_at"`
 	ExpiresAt     time.Time       `db:"expires_at"`
@@ -176,7 +201,7 @@ type InboxItem struct {
 // Inbox lists an owner's pending, unexpired rounds, oldest deadline first.
 func (s *Store) Inbox(ctx context.Context, owner string, limit int) ([]InboxItem, error) {
 	rows, _ := s.pool.Query(ctx, `
-		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target,
+		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.title,
 		       r.input_requests, r.created_at, r.expires_at
 		from calls c
 		join rounds r on r.call_id = c.id and r.seq = c.current_seq

@@ -25,9 +25,12 @@ type User struct {
 	Disabled     bool      `db:"disabled"`
 	CreatedAt    time.Time `db:"created_at"`
 	UpdatedAt    time.Time `db:"updated_at"`
+	// TimeZone is the zone the person chose to see times in; empty for
+	// their browser's.
+	TimeZone string `db:"time_zone"`
 }
 
-const userColumns = `id, name, password_hash, is_admin, disabled, created_at, updated_at`
+const userColumns = `id, name, password_hash, is_admin, disabled, created_at, updated_at, time_zone`
 
 // CreateUser adds a user with a bcrypt-hashed password. An empty password
 // makes a user who can only sign in through a trusted proxy.
@@ -231,4 +234,17 @@ func (s *Store) UserByToken(ctx context.Context, secret string) (*User, error) {
 		}
 	}
 	return u, nil
+}
+
+// SetUserTimeZone sets the time zone a person sees times in; "" follows
+// their browser.
+func (s *Store) SetUserTimeZone(ctx context.Context, userID int64, zone string) error {
+	tag, err := s.pool.Exec(ctx, `update users set time_zone = $2, updated_at = now() where id = $1`, userID, zone)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("user")
+	}
+	return nil
 }

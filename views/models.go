@@ -36,6 +36,8 @@ type CallSummary struct {
 	Target  string
 	Status  string
 	Created time.Time
+	// Outcome is how the call's last round ended, if it did.
+	Outcome string
 }
 
 // ToolPageVM is the form that starts a tool call.
@@ -57,11 +59,16 @@ type ErrorLink struct {
 
 // CallVM is the call page.
 type CallVM struct {
-	ID         string
-	Href       string
-	Server     string
-	Method     string
-	Target     string
+	ID     string
+	Href   string
+	Server string
+	Method string
+	// Target is what the call names, as the server titled it; Name is its
+	// machine name, when that differs.
+	Target string
+	Name   string
+	// Outcome is how the last round ended, if it did.
+	Outcome    string
 	Status     string
 	Created    time.Time
 	Current    *RoundVM
@@ -95,6 +102,9 @@ type RoundVM struct {
 	Held bool
 	// URLCompleted is when the server said a URL-mode step was finished.
 	URLCompleted *time.Time
+	// Outcome is how an ended round ended: answered, declined, cancelled or
+	// expired.
+	Outcome string
 }
 
 // QuestionVM is one question of a round.
@@ -125,10 +135,18 @@ type QuestionVM struct {
 	ReplyError string
 	// Roots are what a roots/list question is answered with, automatically.
 	Roots []RootVM
-	// Answer describes the answer given, for earlier rounds.
+	// Answer describes the answer given, for earlier rounds: as label and
+	// value per field where it can (AnswerLines), else as JSON.
 	Answer      string
 	AnswerJSON  string
 	AnswerError string
+	AnswerLines []AnswerLine
+}
+
+// AnswerLine is one field of an answer given: its label and the value, as
+// a person reads them.
+type AnswerLine struct {
+	Label, Value string
 }
 
 // URLVM is the URL of a URL-mode question, for the person to examine

@@ -36,8 +36,28 @@ func statusLabel(s string) string {
 		return "Waiting for answers"
 	case "answered":
 		return "Answered"
+	case "declined":
+		return "Declined"
 	}
 	return s
+}
+
+// badgeStatus is the status a call's badge shows: a call the server
+// finished after the person declined or cancelled its last round says so,
+// rather than "Complete".
+func badgeStatus(status, lastOutcome string) string {
+	if status == "complete" && (lastOutcome == "declined" || lastOutcome == "cancelled") {
+		return lastOutcome
+	}
+	return status
+}
+
+// roundStatus is what an ended round's badge says: how it ended.
+func roundStatus(r RoundVM) string {
+	if r.Outcome != "" {
+		return r.Outcome
+	}
+	return r.Status
 }
 
 func refreshFor(live bool) int {

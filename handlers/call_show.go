@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -103,11 +104,16 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	for i := range rounds {
 		r := &rounds[i]
 		if r.Seq == call.CurrentSeq && call.Status == store.CallInputRequired && r.Status == store.RoundPending {
-			current, err := h.pendingRoundVM(ctx, call, r)
+			var prev *store.Round
+			if i > 0 {
+				prev = &rounds[i-1]
+			}
+			current, err := h.pendingRoundVM(ctx, call, r, prev)
 			if err != nil {
 				return nil, err
 			}
 			vm.Current = current
+			vm.WatchHref = watchHref(call.ID, r.Seq)
 			continue
 		}
 		if r.Seq == call.CurrentSeq && r.Outcome != nil {
@@ -115,7 +121,7 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 		}
 		vm.History = append(vm.History, views.RoundVM{
 			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt,
-			Questions: answeredVMs(r, call.ServerName), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
+			Questions: answeredVMs(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
 		})
 	}
 	if call.Status == store.CallComplete {
@@ -125,18 +131,23 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 }
 
 // pendingRoundVM builds the answer form of a pending round, filled in with
-// its draft when there is one.
-func (h *Handler) pendingRoundVM(ctx context.Context, call *store.Call, r *store.Round) (*views.RoundVM, error) {
+// its draft when there is one, else with the answers given to the same
+// questions in the previous round prev (nil for the first).
+func (h *Handler) pendingRoundVM(ctx context.Context, call *store.Call, r, prev *store.Round) (*views.RoundVM, error) {
 	qs, err := questionsOf(r)
 	if err != nil {
 		return nil, err
 	}
+	inZone(qs, views.ZoneOf(ctx).Name)
 	var actions []string
 	draft, err := h.store.Draft(ctx, call.ID, r.Seq)
 	switch {
 	case err == nil:
 		actions = fromDraft(qs, draft.Form)
-	case !errors.Is(err, store.ErrNotFound):
+		prefill(qs, prev, false)
+	case errors.Is(err, store.ErrNotFound):
+		prefill(qs, prev, true)
+	default:
 		return nil, err
 	}
 	vm, err := currentRoundVM(call, r, qs, actions)
@@ -194,7 +205,7 @@ func currentRoundVM(call *store.Call, r *store.Round, qs []question, actions []s
 	}
 	withRoots(qs, call)
 	action := "/calls/" + call.ID + "/rounds/" + strconv.Itoa(r.Seq)
-	return &views.RoundVM{
+	vm := &views.RoundVM{
 		Seq:         r.Seq,
 		Action:      action,
 		DraftAction: action + "/draft",
@@ -203,7 +214,30 @@ func currentRoundVM(call *store.Call, r *store.Round, qs []question, actions []s
 		Held:        r.HeldBy != nil,
 		Questions:   questionVMs(qs, call.ServerName, actions),
 		Errors:      errorLinks(qs),
-	}, nil
+	}
+	singleQuestion(vm)
+	return vm, nil
+}
+
+// singleQuestion marks the only question a person answers in a round of
+// one (roots are answered without them), unless it is a sampling request,
+// which has a reply to write and no cancel.
+func singleQuestion(vm *views.RoundVM) {
+	only := -1
+	for i, q := range vm.Questions {
+		if q.Kind == mcpclient.KindRoots {
+			continue
+		}
+		if only >= 0 {
+			return
+		}
+		only = i
+	}
+	if only < 0 || vm.Questions[only].Sampling != nil {
+		return
+	}
+	vm.Questions[only].Single = true
+	vm.Single = &vm.Questions[only]
 }
 
 // machineName is a call's tool or prompt name, shown beside its title when

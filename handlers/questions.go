@@ -366,11 +366,12 @@ func questionLabel(q question) string {
 }
 
 // answeredVMs describes a past round's answers, question by question.
-func answeredVMs(r *store.Round, server string) []views.QuestionVM {
+func answeredVMs(r *store.Round, server, zone string) []views.QuestionVM {
 	qs, err := questionsOf(r)
 	if err != nil {
 		return []views.QuestionVM{{Message: "The questions of this round could not be read."}}
 	}
+	inZone(qs, zone)
 	var given map[string]apiAnswer
 	_ = json.Unmarshal(r.Responses, &given)
 	var raw map[string]json.RawMessage

@@ -54,6 +54,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/servers/:server/tools/:tool", h.callCreate)
 	e.GET("/calls/:id", h.callShow)
 	e.GET("/calls/:id/live", h.callLive)
+	e.GET("/calls/:id/watch", h.callWatch)
 	e.GET("/calls/:id/contents/:i", h.callContent)
 	e.POST("/calls/:id/rounds/:seq", h.roundAnswer)
 	e.POST("/calls/:id/rounds/:seq/draft", h.roundDraft)

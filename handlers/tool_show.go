@@ -41,6 +41,9 @@ func (h *Handler) toolPage(ctx context.Context, serverName, toolName string) (*v
 	if err != nil {
 		return nil, nil, err
 	}
+	if form.HasDateTime() {
+		_ = form.SetTimeZone(views.ZoneOf(ctx).Name)
+	}
 	return &views.ToolPageVM{
 		Server: srv.Name, Name: tool.Name, Title: cmp.Or(toolTitle(tool), tool.Name), Description: tool.Description,
 		Action: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(tool.Name),

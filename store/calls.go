@@ -211,6 +211,18 @@ func (s *Store) Inbox(ctx context.Context, owner string, limit int) ([]InboxItem
 	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
 }
 
+// WaitingCount counts an owner's rounds waiting for an answer, as the inbox
+// lists them.
+func (s *Store) WaitingCount(ctx context.Context, owner string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `
+		select count(*) from calls c
+		join rounds r on r.call_id = c.id and r.seq = c.current_seq
+		where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()`,
+		owner).Scan(&n)
+	return n, err
+}
+
 // AnswerRound stores a round's answers and enqueues the retry that carries
 // them, once: the guarded update lets exactly one of any number of
 // concurrent submits through, on any instance. The others get ErrConflict.

@@ -81,6 +81,11 @@ type CallVM struct {
 	Live       bool
 	LiveHref   string
 	RoundsDone int
+	// WatchHref is where an open round page learns that its round ended.
+	WatchHref string
+	// Unsent is what the person typed into a round that could no longer
+	// take it, shown so that it is not lost.
+	Unsent []UnsentVM
 }
 
 // RoundVM is a round: the form to answer it, or the answers given.
@@ -102,6 +107,9 @@ type RoundVM struct {
 	Held bool
 	// URLCompleted is when the server said a URL-mode step was finished.
 	URLCompleted *time.Time
+	// Single is the only question of a round of one, answered with a
+	// button each for send, decline and cancel instead of a choice.
+	Single *QuestionVM
 	// Outcome is how an ended round ended: answered, declined, cancelled or
 	// expired.
 	Outcome string
@@ -126,6 +134,9 @@ type QuestionVM struct {
 	URL *URLVM
 	// Error says what is wrong with the choice of answer.
 	Error string
+	// Single is set when this is the round's only question: the round's
+	// buttons make its choice.
+	Single bool
 	// Sampling is a sampling request to write the model's reply to; the
 	// reply is posted as ReplyName, and Reply is what was typed.
 	Sampling   *SamplingVM
@@ -210,4 +221,10 @@ type InboxItemVM struct {
 	Questions []string
 	ExpiresAt time.Time
 	Created   time.Time
+}
+
+// UnsentVM is what was typed for one question of a round that had ended.
+type UnsentVM struct {
+	Question string
+	Lines    []AnswerLine
 }

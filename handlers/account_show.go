@@ -16,13 +16,16 @@ func (h *Handler) accountShow(c echo.Context) error {
 		IsAdmin: u.IsAdmin,
 		Since:   u.CreatedAt,
 		Flash:   flashFromQuery(c),
+		Zone:    views.ZoneVM{Value: u.TimeZone, Showing: views.ZoneOf(c.Request().Context())},
 	}
 	return render(c, http.StatusOK, views.AccountPage(vm))
 }
 
 // accountNotices are the messages a redirect back to the account page may
 // show (`/account?done=KEY`); sections add their own keys.
-var accountNotices = map[string]string{}
+var accountNotices = map[string]string{
+	"zone": "Your time zone is saved.",
+}
 
 func flashFromQuery(c echo.Context) string {
 	return accountNotices[c.QueryParam("done")]

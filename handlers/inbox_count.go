@@ -1,6 +1,20 @@
 package handlers
 
-import "github.com/labstack/echo/v4"
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// inboxCount is the navigation's count of waiting rounds, for htmx to
+// refresh on a page left open.
+func (h *Handler) inboxCount(c echo.Context) error {
+	n := h.waiting(c, h.person(c))()
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return render(c, http.StatusOK, views.InboxCount(n))
+}
 
 // waiting counts the rounds waiting for a person, when a page asks for it
 // (full pages do; fragments and redirects do not). A failure to count only

@@ -41,12 +41,14 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/login", h.loginSubmit)
 	e.POST("/logout", h.logout)
 	e.GET("/account", h.accountShow)
+	e.POST("/account/zone", h.accountZone)
 	e.GET("/tokens", h.tokensShow)
 	e.POST("/tokens", h.tokenCreate)
 	e.POST("/tokens/:id/revoke", h.tokenRevoke)
 
 	e.GET("/", h.homeShow)
 	e.GET("/inbox", h.inboxShow)
+	e.GET("/inbox/count", h.inboxCount)
 	e.GET("/servers/:server", h.serverShow)
 	e.POST("/servers/:server/prompts/:prompt", h.promptGet)
 	e.POST("/servers/:server/resources", h.resourceRead)
@@ -94,6 +96,7 @@ func (h *Handler) Routes() *echo.Echo {
 	// belongs to: the address bar after a failed check, a bookmark or a
 	// reload never meets "Method Not Allowed".
 	e.GET("/logout", redirectTo("/"))
+	e.GET("/account/zone", redirectTo("/account"))
 	e.GET("/tokens/:id/revoke", redirectTo("/tokens"))
 	e.GET("/servers/:server/prompts/:prompt", redirectTo("/servers/:server"))
 	e.GET("/servers/:server/resources", redirectTo("/servers/:server"))

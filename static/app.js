@@ -189,6 +189,24 @@
     var form = e.detail.elt;
     if (form && form.dataset && form.dataset.gone && form.matches("form[data-testid=round-form]")) { e.preventDefault(); }
   });
+  // The tab's title starts with the number of waiting rounds, as the
+  // navigation shows it; a change to the page's call asks for it anew.
+  function titleCount() {
+    var box = document.getElementById("inbox-count-box");
+    if (!box) { return; }
+    var n = parseInt(box.getAttribute("data-count"), 10) || 0;
+    var bare = document.title.replace(/^\(\d+\) /, "");
+    document.title = n > 0 ? "(" + n + ") " + bare : bare;
+  }
+  document.addEventListener("htmx:afterSettle", function (e) {
+    var target = e.detail && e.detail.target;
+    var ended = document.querySelector("[data-round-gone]");
+    if (target && (target.id === "call" || (ended && !ended.dataset.counted))) {
+      if (ended) { ended.dataset.counted = "1"; }
+      document.body.dispatchEvent(new Event("roundsChanged"));
+    }
+    titleCount();
+  });
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", enhance); } else { enhance(); }
   document.addEventListener("htmx:afterSettle", enhance);
 })();

@@ -18,32 +18,64 @@ const defaultToolsTTL = 5 * time.Minute
 // Tools returns a server's tools from the cache in Postgres, listing them
 // again once the server's ttlMs hint has run out.
 func (e *Engine) Tools(ctx context.Context, srv *store.Server) ([]*mcp.Tool, error) {
-	if srv.Tools != nil && srv.ToolsExpiresAt != nil && time.Now().Before(*srv.ToolsExpiresAt) {
+	tools, _, err := e.toolList(ctx, srv)
+	return tools, err
+}
+
+// RawTools returns a server's tools as the server sent each one, in its
+// order; like Tools, from the cache while it lasts.
+func (e *Engine) RawTools(ctx context.Context, srv *store.Server) ([]json.RawMessage, error) {
+	_, raw, err := e.toolList(ctx, srv)
+	return raw, err
+}
+
+func (e *Engine) toolList(ctx context.Context, srv *store.Server) ([]*mcp.Tool, []json.RawMessage, error) {
+	if srv.Tools != nil && srv.ToolsRaw != nil && srv.ToolsExpiresAt != nil && time.Now().Before(*srv.ToolsExpiresAt) {
 		var tools []*mcp.Tool
-		if err := json.Unmarshal(srv.Tools, &tools); err == nil {
-			return tools, nil
+		var raw []json.RawMessage
+		if json.Unmarshal(srv.Tools, &tools) == nil && json.Unmarshal(srv.ToolsRaw, &raw) == nil {
+			return tools, raw, nil
 		}
 	}
 	header, err := e.store.ServerHeader(srv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	list, err := e.mcp.ListTools(ctx, e.mcpServer(srv, header))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ttl := list.TTL
 	if ttl <= 0 {
 		ttl = defaultToolsTTL
 	}
-	raw, err := json.Marshal(list.Tools)
+	decoded, err := json.Marshal(list.Tools)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := e.store.SetServerTools(ctx, srv.ID, raw, list.Protocol, time.Now().Add(ttl)); err != nil {
+	raw := make([]json.RawMessage, 0, len(list.Tools))
+	for _, t := range list.Tools {
+		r, ok := list.Raw[t.Name]
+		if !ok {
+			// Not seen on the wire (never expected): the decoded tool.
+			if r, err = json.Marshal(t); err != nil {
+				return nil, nil, err
+			}
+		}
+		raw = append(raw, r)
+	}
+	rawList := []byte("[")
+	for i, r := range raw {
+		if i > 0 {
+			rawList = append(rawList, ',')
+		}
+		rawList = append(rawList, r...)
+	}
+	rawList = append(rawList, ']')
+	if err := e.store.SetServerTools(ctx, srv.ID, decoded, rawList, list.Protocol, time.Now().Add(ttl)); err != nil {
 		e.log.WarnContext(ctx, "caching tools", "server", srv.Name, "err", err)
 	}
-	return list.Tools, nil
+	return list.Tools, raw, nil
 }
 
 // Tool returns one tool of a server.
@@ -61,8 +93,13 @@ func (e *Engine) Tool(ctx context.Context, srv *store.Server, name string) (*mcp
 }
 
 // mcpServer is how the engine reaches a registered server.
+// A server pinned to a revision is discovered and listed with it too.
 func (e *Engine) mcpServer(srv *store.Server, header http.Header) mcpclient.Server {
-	return mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots)}
+	out := mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots)}
+	if srv.Protocol != "" && srv.Protocol != "auto" {
+		out.Protocol = srv.Protocol
+	}
+	return out
 }
 
 // Catalog lists a server's prompts, resources and resource templates. They

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -58,6 +59,13 @@ type Config struct {
 	// Notifier wakes a held call when its question is answered, on any
 	// instance; without it the holder only polls.
 	Notifier *store.Notifier
+	// RetryWindow is how long a request the server could not take (see
+	// mcpclient.Transient) is sent again by itself before the call fails;
+	// default 10 minutes, negative for never. RetryBackoff is the first
+	// wait between tries, default 1s; each wait is as long as the time
+	// already spent trying, up to a minute, or what the server asked for.
+	RetryWindow  time.Duration
+	RetryBackoff time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -87,6 +95,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HeldTimeout <= 0 {
 		c.HeldTimeout = 10 * time.Minute
+	}
+	if c.RetryWindow == 0 {
+		c.RetryWindow = 10 * time.Minute
+	}
+	if c.RetryBackoff <= 0 {
+		c.RetryBackoff = time.Second
 	}
 	return c
 }
@@ -179,7 +193,8 @@ func (w *requestWorker) Timeout(*river.Job[store.RequestArgs]) time.Duration {
 
 func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestArgs]) error {
 	err := w.e.request(ctx, job.ID, job.Attempt, job.Args.CallID, job.Args.Seq)
-	if err != nil && job.Attempt >= job.MaxAttempts {
+	var snooze *river.JobSnoozeError
+	if err != nil && job.Attempt >= job.MaxAttempts && !errors.As(err, &snooze) {
 		// Last attempt: say so on the call rather than leave it running.
 		msg := "The request could not be completed: " + err.Error()
 		if ferr := w.e.store.FailCall(context.WithoutCancel(ctx), job.Args.CallID, job.Args.Seq, msg, true); ferr != nil {
@@ -239,14 +254,25 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	}
 	start := time.Now()
 	out, err := e.mcp.Send(sendCtx, srv, req, answers)
+	// River's context for this job ends after RequestTimeout, while a
+	// person may have answered a held question minutes later: what follows
+	// the answer (the result, the next round, the audit) is stored on a
+	// context of its own.
+	ctx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancelStore()
 	if err != nil && held && sendCtx.Err() != nil {
 		// This instance is stopping: the session goes with it.
-		return e.orphaned(context.WithoutCancel(ctx), c)
+		return e.orphaned(ctx, c)
 	}
 	e.observe(ctx, c, seq, start, out, err)
 	log = log.With("duration", time.Since(start).Round(time.Millisecond))
 	switch {
 	case err != nil:
+		if wait, ok := mcpclient.Transient(err); ok && !held {
+			if snooze, ok := e.retryLater(ctx, c, seq, err, wait); ok {
+				return snooze
+			}
+		}
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)
 		err = e.store.FailCall(ctx, callID, seq, msg, retryable)
@@ -273,6 +299,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	}
 	return err
 }
+
+// storeTimeout bounds the writes that record what a request came back with.
+const storeTimeout = 30 * time.Second
 
 // capabilities are what the engine declares to a server: forms and pages
 // always, sampling and roots only where they are switched on for it.
@@ -317,9 +346,24 @@ func describe(err error) (string, bool) {
 	var unreachable *mcpclient.UnreachableError
 	var server *mcpclient.ServerError
 	var undeclared *mcpclient.UndeclaredError
+	var refused *mcpclient.HTTPError
+	var redirect *mcpclient.RedirectError
 	switch {
+	case errors.As(err, &redirect):
+		return "The call failed: " + redirect.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
+	case errors.As(err, &refused):
+		// It answered: say what it said, not that it could not be reached.
+		msg := fmt.Sprintf("The server refused the request with HTTP %d %s", refused.Status, http.StatusText(refused.Status))
+		if refused.Message != "" {
+			msg += ": " + refused.Message
+		}
+		transient := refused.Status >= 500 || refused.Status == http.StatusTooManyRequests || refused.Status == http.StatusRequestTimeout
+		if transient {
+			msg += ". Your answers are kept; you can retry."
+		}
+		return msg, transient
 	case errors.As(err, &unreachable):
 		if errors.Is(err, context.DeadlineExceeded) {
 			return "The server did not answer in time. Your answers are kept; you can retry.", true

@@ -33,6 +33,9 @@ func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, seq *int,
 				return errors.New("this instance is stopping")
 			}
 			*held = true
+			// From here until the result is stored, the job may run far
+			// past River's timeout: tell River it is alive, all along.
+			go e.keepAlive(ctx, jobID)
 			return e.store.MarkHandshake(ctx, c.ID)
 		},
 		Ask: func(ctx context.Context, q mcpclient.Question) (json.RawMessage, error) {
@@ -85,8 +88,6 @@ func (e *Engine) hold(ctx context.Context, jobID int64, c *store.Call, seq *int,
 	defer deadline.Stop()
 	poll := time.NewTicker(heldPoll)
 	defer poll.Stop()
-	alive := time.NewTicker(heldKeepAlive)
-	defer alive.Stop()
 	for {
 		r, err := e.store.Round(ctx, c.ID, n)
 		if err != nil {
@@ -108,10 +109,6 @@ func (e *Engine) hold(ctx context.Context, jobID int64, c *store.Call, seq *int,
 			return nil, ctx.Err()
 		case <-notes:
 		case <-poll.C:
-		case <-alive.C:
-			if err := e.store.KeepJobAlive(ctx, jobID); err != nil {
-				log.WarnContext(ctx, "keeping the held job alive", "err", err)
-			}
 		case <-deadline.C:
 			expired, err := e.store.ExpireHeldRound(ctx, c.ID, n)
 			if err != nil {
@@ -121,6 +118,24 @@ func (e *Engine) hold(ctx context.Context, jobID int64, c *store.Call, seq *int,
 				// The spec's cancel: the person made no choice in time.
 				log.InfoContext(ctx, "held question expired; cancelling it towards the server")
 				return cancel, nil
+			}
+		}
+	}
+}
+
+// keepAlive tells River's rescuer that job is being worked, until ctx ends:
+// often enough that the job never looks orphaned while its session is open.
+func (e *Engine) keepAlive(ctx context.Context, jobID int64) {
+	every := min(heldKeepAlive, e.cfg.RescueAfter/3)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if err := e.store.KeepJobAlive(ctx, jobID); err != nil && ctx.Err() == nil {
+				e.log.WarnContext(ctx, "keeping the held job alive", "job_id", jobID, "err", err)
 			}
 		}
 	}

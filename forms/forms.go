@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,6 +93,7 @@ type Form struct {
 	loc    *time.Location
 	schema *jsonschema.Schema // nil when the schema cannot be compiled: answers go unchecked
 	props  map[string]any     // property schemas, for fallback error labels
+	order  []string           // property names in the server's order, for Encode
 }
 
 // New builds the form for requestedSchema. It returns an error only for a
@@ -111,6 +113,7 @@ func New(schema json.RawMessage, prefix string) (*Form, error) {
 		return nil, err
 	}
 	f.schema, err = compile(doc)
+	f.order = propertyOrder(schema)
 	top, _ := doc.(map[string]any)
 	f.props, _ = top["properties"].(map[string]any)
 	if reason := topLevelProblem(doc); reason != "" {
@@ -127,7 +130,7 @@ func New(schema json.RawMessage, prefix string) (*Form, error) {
 			}
 		}
 	}
-	names := propertyOrder(schema)
+	names := slices.Clone(f.order)
 	for _, name := range requiredOrder {
 		if _, ok := f.props[name]; !ok {
 			names = append(names, name)

@@ -230,7 +230,12 @@ func (h *Handler) mcpServer(ctx context.Context, name string) (mcpclient.Server,
 	}
 	caps := h.engine.Config().Capabilities
 	caps.Sampling, caps.Roots = s.Sampling, s.Roots
-	return mcpclient.Server{URL: s.URL, Header: header, Capabilities: caps}, nil
+	out := mcpclient.Server{URL: s.URL, Header: header, Capabilities: caps}
+	if s.Protocol != "" && s.Protocol != "auto" {
+		// A pinned server is checked with the revision it is pinned to.
+		out.Protocol = s.Protocol
+	}
+	return out, nil
 }
 
 // rootsText writes roots one a line, as the admin page edits them: the

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
 )
 
 // isAPI reports whether the request is for the JSON API.
@@ -39,8 +40,17 @@ type apiCall struct {
 	Result    json.RawMessage `json:"result"`
 	Error     *apiMessage     `json:"error"`
 	Retryable bool            `json:"retryable"`
-	CreatedAt time.Time       `json:"createdAt"`
-	UpdatedAt time.Time       `json:"updatedAt"`
+	// Retrying is set while a request the server could not take waits
+	// to be sent again by itself.
+	Retrying  *apiRetrying `json:"retrying"`
+	CreatedAt time.Time    `json:"createdAt"`
+	UpdatedAt time.Time    `json:"updatedAt"`
+}
+
+type apiRetrying struct {
+	At      time.Time `json:"at"`
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
 }
 
 type apiRound struct {
@@ -67,6 +77,12 @@ func newAPICall(call *store.Call, rounds []store.Round) apiCall {
 	}
 	if call.Error != nil {
 		out.Error = &apiMessage{Message: *call.Error}
+	}
+	if call.RetryAt != nil && (call.Status == store.CallQueued || call.Status == store.CallRunning) {
+		out.Retrying = &apiRetrying{At: *call.RetryAt, Message: views.RetryMessage(*call.RetryAt)}
+		if call.RetryReason != nil {
+			out.Retrying.Reason = *call.RetryReason
+		}
 	}
 	if call.Status == store.CallInputRequired {
 		for _, r := range rounds {

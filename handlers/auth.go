@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -43,6 +44,24 @@ type AuthOptions struct {
 	// by a single sign-on proxy, accepted only from those addresses.
 	TrustedHeader  string
 	TrustedProxies []netip.Prefix
+	// PublicOrigin is the origin of PUBLIC_URL (scheme://host[:port]): a
+	// state-changing request from a page there is same-site even when a
+	// proxy changes the Host header.
+	PublicOrigin string
+}
+
+// newCrossOriginProtection refuses state-changing requests that a browser
+// says come from another site (Sec-Fetch-Site, else Origin against Host),
+// as well as the CSRF token does. Requests without either header, such as
+// those of programs, pass; bearer-token API requests are not checked.
+func newCrossOriginProtection(o AuthOptions, log *slog.Logger) *http.CrossOriginProtection {
+	cop := http.NewCrossOriginProtection()
+	if o.PublicOrigin != "" {
+		if err := cop.AddTrustedOrigin(o.PublicOrigin); err != nil && log != nil {
+			log.Warn("PUBLIC_URL is not trusted as an origin", "err", err)
+		}
+	}
+	return cop
 }
 
 func newCookieStore(o AuthOptions) *sessions.CookieStore {
@@ -73,7 +92,8 @@ func setUser(c echo.Context, u *store.User) {
 // isPublic lists what is reachable without signing in, besides /login.
 // The built-in demo MCP server checks a bearer key of its own.
 func isPublic(path string) bool {
-	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/demo/mcp"
+	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/demo/mcp" ||
+		path == "/api/v1/openapi.json"
 }
 
 // session loads the visitor's session, starting a fresh one when the
@@ -189,6 +209,10 @@ func (h *Handler) withCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if bearer, _ := c.Get("bearer").(bool); bearer {
 			return next(c)
+		}
+		if err := h.crossOrigin.Check(c.Request()); err != nil {
+			return echo.NewHTTPError(http.StatusForbidden,
+				"This request came from another site, so it was refused. Open Rounds itself and try again there.")
 		}
 		s := h.session(c)
 		token, _ := s.Values[sessCSRF].(string)

@@ -65,7 +65,11 @@ func noPrefetch(c echo.Context) {
 
 // liveMark names what the live view shows: the status and the round.
 func liveMark(call *store.Call) string {
-	return call.Status + ":" + strconv.Itoa(call.CurrentSeq)
+	mark := call.Status + ":" + strconv.Itoa(call.CurrentSeq)
+	if call.RetryAt != nil {
+		mark += ":" + strconv.FormatInt(call.RetryAt.Unix(), 10)
+	}
+	return mark
 }
 
 // ownedCall returns a call if person may see it; anyone else gets the same
@@ -100,6 +104,12 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	}
 	if call.Error != nil {
 		vm.Error = *call.Error
+	}
+	if call.RetryAt != nil && vm.Live {
+		vm.Retry = &views.RetryVM{At: *call.RetryAt}
+		if call.RetryReason != nil {
+			vm.Retry.Reason = *call.RetryReason
+		}
 	}
 	for i := range rounds {
 		r := &rounds[i]

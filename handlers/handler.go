@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -25,10 +26,12 @@ type Handler struct {
 	demo     http.Handler
 	auth     AuthOptions
 	sessions *sessions.CookieStore
-	notifier *store.Notifier
-	held     chan struct{} // counts requests held by waitForCall
-	draining chan struct{} // closed at shutdown: held requests answer now
-	drain    sync.Once
+	// crossOrigin checks Sec-Fetch-Site / Origin on state-changing requests.
+	crossOrigin *http.CrossOriginProtection
+	notifier    *store.Notifier
+	held        chan struct{} // counts requests held by waitForCall
+	draining    chan struct{} // closed at shutdown: held requests answer now
+	drain       sync.Once
 }
 
 // Drain answers every held request at once, so shutdown need not wait.
@@ -50,7 +53,7 @@ type Options struct {
 func New(o Options) *Handler {
 	return &Handler{
 		store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo,
-		auth: o.Auth, sessions: newCookieStore(o.Auth),
+		auth: o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
 		notifier: o.Notifier, held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
 	}
 }
@@ -83,10 +86,26 @@ func statusOf(err error) (int, string) {
 		}
 		return he.Code, http.StatusText(he.Code)
 	}
+	var redirect *mcpclient.RedirectError
+	if errors.As(err, &redirect) {
+		return http.StatusBadGateway, "The server could not be used: " + redirect.Error() + "."
+	}
 	var se *store.Error
 	msg := ""
 	if errors.As(err, &se) {
 		msg = se.Message
+	}
+	var unreachable *mcpclient.UnreachableError
+	var refused *mcpclient.ServerError
+	switch {
+	case errors.As(err, &unreachable):
+		return http.StatusBadGateway, "The MCP server could not be reached (" + mcpclient.Reason(err) + "). Please try again in a moment."
+	case errors.As(err, &refused):
+		return http.StatusBadGateway, "The MCP server refused the request: " + refused.Message
+	case errors.Is(err, mcpclient.ErrResponseTooLarge):
+		return http.StatusBadGateway, "The MCP server's answer was larger than this app accepts."
+	case store.Unavailable(err):
+		return http.StatusServiceUnavailable, "The database is not answering just now. Please try again in a moment."
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -101,6 +120,10 @@ func statusOf(err error) (int, string) {
 	return http.StatusInternalServerError, "Something went wrong on our side. Please try again."
 }
 
+// retryAfterSeconds is what a 503 tells clients to wait: about as long as
+// a Postgres restart takes.
+const retryAfterSeconds = "5"
+
 // ErrorHandler is Echo's error handler: it logs only server errors and
 // renders a page, a fragment for htmx, or JSON for the API.
 func (h *Handler) ErrorHandler(err error, c echo.Context) {
@@ -108,6 +131,9 @@ func (h *Handler) ErrorHandler(err error, c echo.Context) {
 		return
 	}
 	status, msg := statusOf(err)
+	if status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+	}
 	if status >= 500 {
 		h.log.ErrorContext(c.Request().Context(), "request failed", "err", err,
 			"method", c.Request().Method, "route", c.Path())

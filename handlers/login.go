@@ -2,8 +2,11 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -82,9 +85,23 @@ func (h *Handler) logout(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
-// safeNext keeps a post-sign-in redirect on this site.
+// safeNext keeps a post-sign-in redirect on this site: only a clean path
+// of this site, such as /calls/5?x=1, is kept; anything a browser might
+// read as another host (//host, /\host, a tab or newline it drops, a
+// scheme) becomes "/".
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || len(next) > 2048 {
+		return "/"
+	}
+	for _, r := range next {
+		// Browsers drop tabs and newlines from URLs and read a backslash
+		// as a slash, so /<TAB>/evil.example would become //evil.example.
+		if r < 0x20 || r == 0x7f || r == '\\' || r == utf8.RuneError || unicode.IsSpace(r) {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
 		return "/"
 	}
 	return next

@@ -105,6 +105,7 @@ func questionsOf(r *store.Round) ([]question, error) {
 			out[i].Unsupported = "The server sent a form that cannot be shown (" + err.Error() + "). You can decline or cancel it."
 			continue
 		}
+		form.LabelLoneValue(p.Message)
 		out[i].Form = form
 	}
 	return out, nil
@@ -171,20 +172,52 @@ func decodeAnswers(qs []question, values url.Values) (json.RawMessage, []string,
 				ok = false
 				continue
 			}
-			if content == nil {
-				content = map[string]any{}
+			encoded, err := q.Form.Encode(content)
+			if err != nil {
+				ok = false
+				q.Error = "Your answers could not be read."
+				continue
 			}
-			responses[q.Key] = map[string]any{"action": actionAccept, "content": content}
+			responses[q.Key] = map[string]any{"action": actionAccept, "content": encoded}
 		}
 	}
 	if !ok {
 		return nil, actions, false
 	}
-	raw, err := marshalNoEscape(responses)
+	raw, err := inOrder(qs, responses)
 	if err != nil {
 		return nil, actions, false
 	}
 	return raw, actions, true
+}
+
+// inOrder writes the responses as a JSON object in the order of the
+// round's questions, which is the server's.
+func inOrder(qs []question, responses map[string]any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for _, q := range qs {
+		v, ok := responses[q.Key]
+		if !ok {
+			continue
+		}
+		key, err := marshalNoEscape(q.Key)
+		if err != nil {
+			return nil, err
+		}
+		val, err := marshalNoEscape(v)
+		if err != nil {
+			return nil, err
+		}
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		buf.Write(key)
+		buf.WriteByte(':')
+		buf.Write(val)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
 
 // chooseMessage asks the person to pick one of the question's answers.
@@ -439,7 +472,6 @@ func questionSummaries(raw json.RawMessage) []string {
 			out = append(out, q.Key)
 		}
 	}
-	sort.Strings(out)
 	return out
 }
 

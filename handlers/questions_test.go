@@ -201,7 +201,7 @@ func TestDecodeAnswersMixed(t *testing.T) {
 		errors []string
 	}{
 		{"OK", url.Values{"q0$action": {"accept"}, "q1$action": {"accept"}, "q1.title": {"Write docs"}, "q1.points": {"5"}},
-			`{"connect":{"action":"accept"},"task":{"action":"accept","content":{"points":5,"title":"Write docs"}}}`, nil},
+			`{"connect":{"action":"accept"},"task":{"action":"accept","content":{"title":"Write docs","points":5}}}`, nil},
 		{"Mixed", url.Values{"q0$action": {"decline"}, "q1$action": {"cancel"}, "q1.title": {"x"}},
 			`{"connect":{"action":"decline"},"task":{"action":"cancel"}}`, nil},
 		{"URLAcceptedFormDeclined", url.Values{"q0$action": {"accept"}, "q1$action": {"decline"}},
@@ -407,4 +407,58 @@ func equalValues(a, b url.Values) bool {
 		}
 	}
 	return true
+}
+
+// fastmcpBatched is FastMCP 4.0.0b3's round of three questions, as it sent
+// them (keys in the tool's order, each a {"value": …} scalar).
+const fastmcpBatched = `{"destination":{"method":"elicitation/create","params":{"message":"Where to?","mode":"form","requestedSchema":{"properties":{"value":{"type":"string","title":"Destination"}},"required":["value"],"type":"object"}}},"travellers":{"method":"elicitation/create","params":{"message":"How many travellers?","mode":"form","requestedSchema":{"properties":{"value":{"type":"integer","minimum":1,"maximum":9}},"required":["value"],"type":"object"}}},"cabin":{"method":"elicitation/create","params":{"message":"Which cabin?","mode":"form","requestedSchema":{"properties":{"value":{"type":"string","enum":["economy","business","first"],"default":"economy"}},"required":["value"],"type":"object"}}}}`
+
+// TestServerOrder: a round's questions, their fields and the answers sent
+// back keep the order the server wrote them in; a lone untitled "value" is
+// labelled by its question.
+func TestServerOrder(t *testing.T) {
+	t.Parallel()
+	call, r := pendingRound(fastmcpBatched)
+	doc, _ := renderRound(t, call, r, nil, nil)
+	var keys, labels []string
+	doc.Find(`[data-testid="question"]`).Each(func(_ int, s *goquery.Selection) {
+		keys = append(keys, s.AttrOr("data-key", ""))
+		labels = append(labels, strings.TrimSpace(s.Find("label, legend").First().Text()))
+	})
+	if got := strings.Join(keys, ","); got != "destination,travellers,cabin" {
+		t.Errorf("questions in order %s, want destination,travellers,cabin", got)
+	}
+	if got := strings.ReplaceAll(strings.Join(labels, "|"), " (required)", ""); got != "Destination|How many travellers?|Which cabin?" {
+		t.Errorf("labels = %q", got)
+	}
+	qs, err := questionsOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, ok := decodeAnswers(qs, url.Values{"q0$action": {"accept"}, "q0.value": {"Lisbon"},
+		"q1$action": {"accept"}, "q1.value": {"2"}, "q2$action": {"accept"}, "q2.value": {"first"}})
+	want := `{"destination":{"action":"accept","content":{"value":"Lisbon"}},"travellers":{"action":"accept","content":{"value":2}},"cabin":{"action":"accept","content":{"value":"first"}}}`
+	if !ok || string(got) != want {
+		t.Errorf("inputResponses = %s (ok %v), want %s", got, ok, want)
+	}
+
+	// A dataclass's fields, name then age, and FastMCP's titled "Value".
+	_, r = pendingRound(`{"elicitation":{"method":"elicitation/create","params":{"mode":"form","message":"Your details","requestedSchema":{"properties":{"name":{"title":"Name","type":"string"},"age":{"title":"Age","type":"integer"}},"required":["name","age"],"title":"UserInfo","type":"object"}}}}`)
+	if qs, err = questionsOf(r); err != nil {
+		t.Fatal(err)
+	}
+	if f := qs[0].Form.Fields; len(f) != 2 || f[0].Label != "Name" || f[1].Label != "Age" {
+		t.Errorf("fields = %+v", f)
+	}
+	got, _, ok = decodeAnswers(qs, url.Values{"q0$action": {"accept"}, "q0.name": {"Ada"}, "q0.age": {"36"}})
+	if want := `{"elicitation":{"action":"accept","content":{"name":"Ada","age":36}}}`; !ok || string(got) != want {
+		t.Errorf("inputResponses = %s, want %s", got, want)
+	}
+	_, r = pendingRound(`{"elicitation":{"method":"elicitation/create","params":{"mode":"form","message":"What's your name?","requestedSchema":{"properties":{"value":{"title":"Value","type":"string"}},"required":["value"],"type":"object"}}}}`)
+	if qs, err = questionsOf(r); err != nil {
+		t.Fatal(err)
+	}
+	if l := qs[0].Form.Fields[0].Label; l != "What's your name?" {
+		t.Errorf("label = %q, want the question", l)
+	}
 }

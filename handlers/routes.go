@@ -67,6 +67,12 @@ func (h *Handler) Routes() *echo.Echo {
 	api.GET("/calls/:id", h.apiCallShow)
 	api.POST("/calls/:id/rounds/:seq", h.apiRoundAnswer)
 	api.POST("/calls/:id/retry", h.apiCallRetry)
+	api.POST("/calls/:id/cancel", h.apiCallCancel)
+	api.GET("/calls", h.apiCalls)
+	api.GET("/servers", h.apiServers)
+	api.GET("/servers/:server", h.apiServerShow)
+	api.GET("/servers/:server/tools", h.apiServerTools)
+	api.GET("/openapi.json", h.apiOpenAPI)
 
 	// Admins only; anyone else gets the 404 of a missing page.
 	admin := e.Group("/admin", h.requireAdmin)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -70,6 +71,8 @@ type Server struct {
 	// Held answers the questions a handshake-era server asks while a call
 	// is open. Without it such a server gets no capabilities declared.
 	Held *Held
+	// tap, when set, keeps a copy of the response bodies.
+	tap *tap
 }
 
 // Root is a file:// URI a server may look at, with an optional name.
@@ -160,9 +163,10 @@ func New(opts Options) *Client {
 		rt = http.DefaultTransport
 	}
 	c.http = &http.Client{
-		Timeout:   base.Timeout,
-		Jar:       base.Jar,
-		Transport: &limitTransport{base: rt, max: maxResponse},
+		Timeout:       base.Timeout,
+		Jar:           base.Jar,
+		Transport:     &limitTransport{base: rt, max: maxResponse},
+		CheckRedirect: sameOriginRedirects,
 	}
 	return c
 }
@@ -170,15 +174,38 @@ func New(opts Options) *Client {
 // MaxRequestState is the largest requestState, in bytes, this client keeps.
 func (c *Client) MaxRequestState() int { return c.maxState }
 
-// httpFor returns an HTTP client that adds the server's headers.
+// httpFor returns an HTTP client that adds the server's headers to the
+// requests going to the server's own origin, and to no other.
 func (c *Client) httpFor(srv Server) *http.Client {
-	if len(srv.Header) == 0 {
+	if len(srv.Header) == 0 && srv.tap == nil {
 		return c.http
 	}
-	return &http.Client{
-		Timeout:   c.http.Timeout,
-		Transport: &headerTransport{base: c.http.Transport, header: srv.Header},
+	rt := c.http.Transport
+	if srv.tap != nil {
+		srv.tap.base = rt
+		rt = srv.tap
 	}
+	if len(srv.Header) > 0 {
+		home := "" // a URL that does not parse gets no headers
+		if u, err := url.Parse(srv.URL); err == nil {
+			home = origin(u)
+		}
+		rt = &headerTransport{base: rt, header: srv.Header, origin: home}
+	}
+	return &http.Client{Timeout: c.http.Timeout, Transport: rt, CheckRedirect: c.http.CheckRedirect}
+}
+
+// wired returns an HTTP client for srv whose traffic goes through a wire of
+// its own (see wire.go); held says whether elicitations are rewritten.
+func (c *Client) wired(srv Server, held bool) (*http.Client, *wire) {
+	hc := *c.httpFor(srv)
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	w := newWire(rt, held)
+	hc.Transport = w
+	return &hc, w
 }
 
 // newRequestID returns a JSON-RPC id no other request of ours shares, in
@@ -223,6 +250,10 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if se := statusError(resp, time.Now()); se != nil {
+		// The go-sdk would drop the status and Retry-After; keep them.
+		return nil, se
+	}
 	resp.Body = &limitedBody{rc: resp.Body, left: t.max}
 	return resp, nil
 }
@@ -254,9 +285,13 @@ func (b *limitedBody) Close() error { return b.rc.Close() }
 type headerTransport struct {
 	base   http.RoundTripper
 	header http.Header
+	origin string // the only origin the header is sent to
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if origin(req.URL) != t.origin {
+		return t.base.RoundTrip(req)
+	}
 	req = req.Clone(req.Context())
 	for k, vs := range t.header {
 		req.Header.Del(k)

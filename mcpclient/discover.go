@@ -23,7 +23,8 @@ type Discovery struct {
 // initialize handshake for older servers. A handshake-era session declares
 // only what can be answered while the call is open: elicitation and sampling
 // through srv.Held, roots from srv.Roots.
-func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, error) {
+func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *wire, error) {
+	hc, w := c.wired(srv, srv.Held != nil)
 	caps := srv.Capabilities.sdk()
 	opts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}, Capabilities: caps}
 	var roots []*mcp.Root
@@ -35,9 +36,15 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, e
 			held := srv.Held
 			opts.Capabilities = srv.Capabilities.sdk()
 			opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				params, err := json.Marshal(req.Params)
-				if err != nil {
-					return nil, err
+				// The params as the server sent them, schema and key order
+				// included (the SDK saw them without the schema).
+				id, _ := req.Params.Meta[wireKey].(string)
+				params := w.params(id)
+				if params == nil {
+					var err error
+					if params, err = json.Marshal(req.Params); err != nil {
+						return nil, err
+					}
 				}
 				kind := KindForm
 				if req.Params.Mode == "url" {
@@ -50,6 +57,10 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, e
 				var res mcp.ElicitResult
 				if err := json.Unmarshal(raw, &res); err != nil {
 					return nil, err
+				}
+				if id != "" {
+					// Sent as given, not as the SDK would re-encode it.
+					w.answer(id, raw)
 				}
 				return &res, nil
 			}
@@ -76,7 +87,7 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, e
 	client.AddRoots(roots...)
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   srv.URL,
-		HTTPClient: c.httpFor(srv),
+		HTTPClient: hc,
 		// A handshake-era server may send its questions on the standalone
 		// stream; a stateless one has none.
 		DisableStandaloneSSE: srv.Held == nil,
@@ -86,15 +97,15 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, e
 	defer cancel()
 	cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
 	if err != nil {
-		return nil, wrapSDK(ctx, err)
+		return nil, nil, w.wrap(ctx, err)
 	}
-	return cs, nil
+	return cs, w, nil
 }
 
 // Discover asks the server who it is and which revision it speaks, and
 // remembers the revision for later requests.
 func (c *Client) Discover(ctx context.Context, srv Server) (*Discovery, error) {
-	cs, err := c.connect(ctx, srv)
+	cs, _, err := c.connect(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
@@ -118,24 +129,28 @@ type Tools struct {
 	TTL time.Duration
 	// Protocol is the revision the server speaks.
 	Protocol string
+	// Raw holds each tool, by name, exactly as the server sent it.
+	Raw map[string]json.RawMessage
 }
 
 // ListTools lists every tool, following pages.
 func (c *Client) ListTools(ctx context.Context, srv Server) (*Tools, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cs, err := c.connect(ctx, srv)
+	srv.tap = &tap{}
+	cs, w, err := c.connect(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
 	defer cs.Close()
 	out := &Tools{Protocol: cs.InitializeResult().ProtocolVersion}
+	defer func() { out.Raw = srv.tap.tools() }()
 	c.remember(srv, out.Protocol)
 	params := &mcp.ListToolsParams{}
 	for page := 0; page < 100; page++ {
 		res, err := cs.ListTools(ctx, params)
 		if err != nil {
-			return nil, wrapSDK(ctx, err)
+			return nil, w.wrap(ctx, err)
 		}
 		out.Tools = append(out.Tools, res.Tools...)
 		if ttl := time.Duration(res.TTLMs) * time.Millisecond; page == 0 || ttl < out.TTL {
@@ -205,14 +220,14 @@ func (c *Client) ListResourceTemplates(ctx context.Context, srv Server) (templat
 func (c *Client) withSession(ctx context.Context, srv Server, list func(cs *mcp.ClientSession) error) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cs, err := c.connect(ctx, srv)
+	cs, w, err := c.connect(ctx, srv)
 	if err != nil {
 		return err
 	}
 	defer cs.Close()
 	c.remember(srv, cs.InitializeResult().ProtocolVersion)
 	if err := list(cs); err != nil {
-		return wrapSDK(ctx, err)
+		return w.wrap(ctx, err)
 	}
 	return nil
 }
@@ -344,7 +359,7 @@ func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, 
 		return nil, errors.New("a handshake-era server cannot take answers in a retry")
 	}
 	srv.Protocol = version
-	cs, err := c.connect(ctx, srv)
+	cs, w, err := c.connect(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +387,7 @@ func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, 
 		return nil, errors.New("unsupported method " + req.Method)
 	}
 	if err != nil {
-		return nil, wrapSDK(ctx, err)
+		return nil, w.wrap(ctx, err)
 	}
 	raw, err := marshalRaw(res)
 	if err != nil {
@@ -417,10 +432,23 @@ func wrapSDK(ctx context.Context, err error) error {
 	if errors.As(err, &we) && we.Code != codeRejectedByTransport {
 		return &ServerError{Code: we.Code, Message: we.Message}
 	}
-	return &UnreachableError{Err: ctxDone(ctx, err)}
+	return transportError(ctx, err)
 }
 
 type mcpWireError = jsonrpc.Error
+
+// wrap is wrapSDK, but a request the server refused with an HTTP status is
+// reported with that status and the server's own message.
+func (w *wire) wrap(ctx context.Context, err error) error {
+	var we *mcpWireError
+	if errors.As(err, &we) && we.Code != codeRejectedByTransport {
+		return &ServerError{Code: we.Code, Message: we.Message}
+	}
+	if r := w.lastRefusal(); r != nil && ctx.Err() == nil {
+		return r
+	}
+	return wrapSDK(ctx, err)
+}
 
 // codeRejectedByTransport is the go-sdk's code for a request that never
 // reached the server.

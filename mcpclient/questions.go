@@ -1,10 +1,9 @@
 package mcpclient
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 )
 
 // Kinds of input request.
@@ -27,6 +26,7 @@ type Question struct {
 
 // ParseQuestions reads an inputRequests object without the go-sdk's typed
 // decoding, which fails on an input request that has no params.
+// The questions come in the order the server wrote them.
 func ParseQuestions(raw json.RawMessage) ([]Question, error) {
 	var m map[string]struct {
 		Method string          `json:"method"`
@@ -36,7 +36,8 @@ func ParseQuestions(raw json.RawMessage) ([]Question, error) {
 		return nil, fmt.Errorf("the server sent inputRequests that are not an object of requests: %w", err)
 	}
 	qs := make([]Question, 0, len(m))
-	for key, r := range m {
+	for _, key := range objectKeys(raw) {
+		r := m[key]
 		q := Question{Key: key, Method: r.Method}
 		if len(r.Params) > 0 && string(r.Params) != "null" {
 			q.Params = r.Params
@@ -68,8 +69,34 @@ func ParseQuestions(raw json.RawMessage) ([]Question, error) {
 		}
 		qs = append(qs, q)
 	}
-	slices.SortFunc(qs, func(a, b Question) int { return strings.Compare(a.Key, b.Key) })
 	return qs, nil
+}
+
+// objectKeys lists the keys of a JSON object in the order they are written,
+// each once. raw must be a valid JSON object.
+func objectKeys(raw json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		key, _ := tok.(string)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+		if !seen[key] {
+			seen[key] = true
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }
 
 // UndeclaredError is a round asking for a kind of input this client did not

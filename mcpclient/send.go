@@ -48,7 +48,7 @@ type Round struct {
 	InputRequests json.RawMessage
 	// RequestState is the raw JSON string token, byte for byte, or nil.
 	RequestState []byte
-	// Questions summarizes InputRequests, sorted by key.
+	// Questions summarizes InputRequests, in the server's order.
 	Questions []Question
 }
 
@@ -116,15 +116,16 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 	if err != nil {
 		return nil, err
 	}
+	hc, w := c.wired(srv, false)
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:             srv.URL,
-		HTTPClient:           c.httpFor(srv),
+		HTTPClient:           hc,
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}
 	conn, err := transport.Connect(ctx)
 	if err != nil {
-		return nil, &UnreachableError{Err: err}
+		return nil, transportError(ctx, err)
 	}
 	defer conn.Close()
 	method := req.Method
@@ -132,12 +133,18 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 		method = MethodCallTool
 	}
 	if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
-		return nil, &UnreachableError{Err: ctxDone(ctx, err)}
+		if r := w.lastRefusal(); r != nil && ctx.Err() == nil {
+			return nil, r
+		}
+		return nil, transportError(ctx, err)
 	}
 	for {
 		msg, err := conn.Read(ctx)
 		if err != nil {
-			return nil, &UnreachableError{Err: ctxDone(ctx, err)}
+			if r := w.lastRefusal(); r != nil && ctx.Err() == nil {
+				return nil, r
+			}
+			return nil, transportError(ctx, err)
 		}
 		resp, ok := msg.(*jsonrpc.Response)
 		if !ok || resp.ID != id {

@@ -21,8 +21,11 @@ type Server struct {
 	ProtocolVersion string `db:"protocol_version"`
 	// Protocol is "auto" or the revision the server is pinned to;
 	// ProtocolVersion is the one it was last found speaking.
-	Protocol       string          `db:"protocol"`
-	Tools          json.RawMessage `db:"tools"`
+	Protocol string          `db:"protocol"`
+	Tools    json.RawMessage `db:"tools"`
+	// ToolsRaw is the cached tools as a JSON array of the server's own
+	// bytes for each tool.
+	ToolsRaw       json.RawMessage `db:"tools_raw"`
 	ToolsExpiresAt *time.Time      `db:"tools_expires_at"`
 	HeaderName     string          `db:"header_name"`
 	HeaderValueEnc []byte          `db:"header_value_enc"`
@@ -36,7 +39,7 @@ type Server struct {
 }
 
 const serverColumns = `id, name, url, enabled, protocol_version, protocol, tools, tools_expires_at, header_name,
-	header_value_enc, sampling, roots, roots_list, created_at, updated_at`
+	header_value_enc, sampling, roots, roots_list, created_at, updated_at, tools_raw`
 
 // Root is a file:// URI a server is told about, with an optional name.
 type Root struct {
@@ -116,11 +119,12 @@ func (s *Store) ServerByName(ctx context.Context, name string) (*Server, error) 
 	return srv, translate(err, "server "+name)
 }
 
-// SetServerTools caches a server's tool catalog until expires.
-func (s *Store) SetServerTools(ctx context.Context, id int64, tools json.RawMessage, protocol string, expires time.Time) error {
+// SetServerTools caches a server's tool catalog until expires: tools as
+// decoded, raw as the server sent each one (a JSON array).
+func (s *Store) SetServerTools(ctx context.Context, id int64, tools, raw json.RawMessage, protocol string, expires time.Time) error {
 	_, err := s.pool.Exec(ctx, `
-		update servers set tools = $2, protocol_version = $3, tools_expires_at = $4, updated_at = now()
-		where id = $1`, id, tools, protocol, expires)
+		update servers set tools = $2, tools_raw = $5, protocol_version = $3, tools_expires_at = $4, updated_at = now()
+		where id = $1`, id, tools, protocol, expires, raw)
 	return err
 }
 

@@ -86,6 +86,9 @@ type CallVM struct {
 	// Unsent is what the person typed into a round that could no longer
 	// take it, shown so that it is not lost.
 	Unsent []UnsentVM
+	// Retry is set while a request the server could not take waits to be
+	// sent again by itself.
+	Retry *RetryVM
 }
 
 // RoundVM is a round: the form to answer it, or the answers given.

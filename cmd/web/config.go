@@ -26,10 +26,14 @@ type config struct {
 	MaxRounds      int
 	RequestTimeout time.Duration
 	HeldTimeout    time.Duration
+	// RetryWindow is how long a request the server could not take is sent
+	// again by itself; zero for never.
+	RetryWindow time.Duration
 
 	SessionKeys    [][]byte // pairs: hash key, block key
 	SessionTTL     time.Duration
 	SecureCookies  bool
+	PublicOrigin   string // PUBLIC_URL's scheme://host, trusted for state-changing requests
 	TrustedHeader  string
 	TrustedProxies []netip.Prefix
 	CredentialsKey []byte
@@ -88,6 +92,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return cfg, fmt.Errorf("HELD_TIMEOUT: want a positive Go duration such as 10m, got %q", v)
 		}
 	}
+	cfg.RetryWindow = 10 * time.Minute
+	if v := getenv("RETRY_WINDOW"); v != "" {
+		if cfg.RetryWindow, err = time.ParseDuration(v); err != nil || cfg.RetryWindow < 0 {
+			return cfg, fmt.Errorf("RETRY_WINDOW: want a Go duration such as 10m (0 for never), got %q", v)
+		}
+	}
 	cfg.SessionTTL = 12 * time.Hour
 	if v := getenv("SESSION_TTL"); v != "" {
 		if cfg.SessionTTL, err = time.ParseDuration(v); err != nil || cfg.SessionTTL <= 0 {
@@ -109,6 +119,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return cfg, fmt.Errorf("PUBLIC_URL: want an absolute URL, got %q", v)
 		}
 		cfg.SecureCookies = u.Scheme == "https"
+		cfg.PublicOrigin = u.Scheme + "://" + u.Host
 	}
 	cfg.TrustedHeader = getenv("TRUSTED_PROXY_HEADER")
 	for p := range strings.SplitSeq(getenv("TRUSTED_PROXIES"), ",") {

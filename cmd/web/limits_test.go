@@ -27,9 +27,10 @@ func TestRoundCap(t *testing.T) {
 	}
 }
 
-// TestServerDownKeepsAnswers: the server is down when the answers go out.
-// The call says so, keeps the answers, and a retry sends them once the
-// server is back, without anyone typing them again.
+// TestServerDownKeepsAnswers: the server is down when the answers go out,
+// and stays down past RETRY_WINDOW. The call says so, keeps the answers,
+// and a manual retry sends them once the server is back, without anyone
+// typing them again.
 func TestServerDownKeepsAnswers(t *testing.T) {
 	t.Parallel()
 	db := newDatabase(t)
@@ -43,7 +44,7 @@ func TestServerDownKeepsAnswers(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	})
-	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + mcpURL}, nil)
+	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + mcpURL, "RETRY_WINDOW": "3s"}, nil)
 	c := newClient(t, db)
 	c.login(inst.URL, "admin", adminPassword)
 
@@ -53,8 +54,13 @@ func TestServerDownKeepsAnswers(t *testing.T) {
 	if status, body := c.answer(inst.URL, call.ID, 1, `{"confirm":{"action":"accept","content":{"confirm":true}}}`); status != http.StatusAccepted {
 		t.Fatalf("answer: %d %s", status, body)
 	}
+	retrying := c.waitFor(inst.URL, call.ID, 10*time.Second, func(c apiCall) bool { return c.Retrying != nil || isDone(c) })
+	if retrying.Retrying == nil || retrying.Retrying.Reason != "HTTP 502 Bad Gateway" {
+		t.Fatalf("a 502 is not retried by itself: %+v", retrying)
+	}
 	failed := c.waitFor(inst.URL, call.ID, 20*time.Second, isDone)
-	if failed.Status != "failed" || failed.Error == nil || !strings.Contains(failed.Error.Message, "answers are kept") {
+	if failed.Status != "failed" || failed.Error == nil || !strings.Contains(failed.Error.Message, "answers are kept") ||
+		failed.Retrying != nil {
 		t.Fatalf("call = %+v", failed)
 	}
 	_, page := c.do("GET", inst.URL+"/calls/"+call.ID, "", "")

@@ -202,6 +202,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		MaxRounds:         cfg.MaxRounds,
 		RequestTimeout:    cfg.RequestTimeout,
 		HeldTimeout:       cfg.HeldTimeout,
+		RetryWindow:       retryWindow(cfg.RetryWindow),
 		Notifier:          notifier,
 		Capabilities:      mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
 		Version:           version,
@@ -222,6 +223,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 			SecureCookies:  cfg.SecureCookies,
 			TrustedHeader:  cfg.TrustedHeader,
 			TrustedProxies: cfg.TrustedProxies,
+			PublicOrigin:   cfg.PublicOrigin,
 		},
 	})
 	srv := &http.Server{
@@ -277,4 +279,12 @@ func loopback(addr string) string {
 		host = "[" + host + "]"
 	}
 	return host + ":" + port
+}
+
+// retryWindow maps RETRY_WINDOW to the engine's: zero there means never.
+func retryWindow(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

@@ -171,6 +171,11 @@ type apiCall struct {
 	Error  *struct {
 		Message string `json:"message"`
 	} `json:"error"`
+	Retrying *struct {
+		At      time.Time `json:"at"`
+		Reason  string    `json:"reason"`
+		Message string    `json:"message"`
+	} `json:"retrying"`
 }
 
 // adminPassword is the first admin's password in tests.

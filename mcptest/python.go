@@ -1,0 +1,562 @@
+package mcptest
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The fixtures are the servers' own bodies from recorded traffic, compact
+// and with their key order as on the wire.
+//
+//go:embed testdata/*.json
+var fixtures embed.FS
+
+func fixture(name string) []byte {
+	b, err := fixtures.ReadFile("testdata/" + name)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Flavour names a Python MCP server whose wire traffic a Fake reproduces.
+type Flavour string
+
+// The servers people run, as recorded talking to Rounds.
+const (
+	// FastMCP4 is FastMCP 4.0.0b3 (on mcp 2.0.0): 2026-07-28 rounds for
+	// tools written for them, ctx.elicit tools only over a 2025-11-25
+	// session (on 2026-07-28 they answer isError).
+	FastMCP4 Flavour = "fastmcp-4.0.0b3"
+	// PythonSDK2 is mcp 2.0.0's MCPServer: on 2026-07-28 a tool that
+	// elicits is answered HTTP 400 "no back-channel".
+	PythonSDK2 Flavour = "mcp-2.0.0"
+	// PythonSDK1 is mcp 1.29.0's FastMCP: handshake era only; it refuses
+	// server/discover with HTTP 400 "Missing session ID".
+	PythonSDK1 Flavour = "mcp-1.29.0"
+)
+
+// Exchange is one HTTP request a Fake received.
+type Exchange struct {
+	Method  string // HTTP method
+	Header  http.Header
+	Body    []byte
+	RPC     string // the JSON-RPC method; "" for a response of ours
+	Session string
+}
+
+// Fake is a fake Python MCP server on loopback. It answers as the real one
+// did, byte for byte (headers, JSON or SSE with CRLF framing, key order,
+// ids, error texts), and notes anything Rounds sends that the real
+// server's client traffic never had.
+type Fake struct {
+	URL     string // the /mcp endpoint
+	flavour Flavour
+	secret  []byte
+
+	mu         sync.Mutex
+	exchanges  []Exchange
+	violations []string
+	sessions   map[string]*pySession
+}
+
+type pySession struct {
+	nextID int
+	done   chan struct{}
+	wait   map[string]chan json.RawMessage // answers to our requests, by id
+}
+
+// NewFake starts a fake server of the given flavour for the test.
+func NewFake(tb testing.TB, flavour Flavour) *Fake {
+	tb.Helper()
+	f := &Fake{flavour: flavour, sessions: map[string]*pySession{}, secret: make([]byte, 32)}
+	_, _ = rand.Read(f.secret)
+	srv := httptest.NewServer(f)
+	tb.Cleanup(srv.Close)
+	f.URL = srv.URL + "/mcp"
+	return f
+}
+
+// Exchanges returns every request received so far.
+func (f *Fake) Exchanges() []Exchange {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Exchange(nil), f.exchanges...)
+}
+
+// Violations lists what Rounds sent that the real server's client never did.
+func (f *Fake) Violations() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.violations...)
+}
+
+// Calls counts the tools/call requests for tool.
+func (f *Fake) Calls(tool string) int {
+	n := 0
+	for _, e := range f.Exchanges() {
+		if e.RPC == "tools/call" && bytes.Contains(e.Body, []byte(`"name":`+strconv.Quote(tool))) {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *Fake) violate(format string, args ...any) {
+	f.mu.Lock()
+	f.violations = append(f.violations, fmt.Sprintf(format, args...))
+	f.mu.Unlock()
+}
+
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var msg rpcMessage
+	_ = json.Unmarshal(body, &msg)
+	sid := r.Header.Get("Mcp-Session-Id")
+	f.mu.Lock()
+	f.exchanges = append(f.exchanges, Exchange{Method: r.Method, Header: r.Header.Clone(), Body: body, RPC: msg.Method, Session: sid})
+	s := f.sessions[sid]
+	f.mu.Unlock()
+	w.Header().Set("Server", "uvicorn")
+	if sid != "" {
+		if s == nil {
+			http.Error(w, "Session not found", http.StatusNotFound)
+			return
+		}
+		if v := r.Header.Get("Mcp-Protocol-Version"); v != "2025-11-25" {
+			f.violate("%s in a session with Mcp-Protocol-Version %q", r.Method, v)
+		}
+		if r.Header.Get("Mcp-Method") != "" {
+			f.violate("Mcp-Method header in a 2025-11-25 session")
+		}
+	}
+	switch {
+	case r.Method == http.MethodGet && s != nil:
+		// The standalone stream: open and silent until the session ends.
+		sseStart(w, sid)
+		select {
+		case <-s.done:
+		case <-r.Context().Done():
+		}
+	case r.Method == http.MethodDelete && s != nil:
+		f.mu.Lock()
+		delete(f.sessions, sid)
+		f.mu.Unlock()
+		close(s.done)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Mcp-Session-Id", sid)
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusOK)
+	case r.Method != http.MethodPost:
+		w.WriteHeader(http.StatusMethodNotAllowed)
+	case msg.Method == "" && s != nil:
+		// Our answer to a question asked on the session.
+		f.mu.Lock()
+		ch := s.wait[string(msg.ID)]
+		delete(s.wait, string(msg.ID))
+		f.mu.Unlock()
+		if ch != nil {
+			ch <- body
+		}
+		accepted(w, sid)
+	case strings.HasPrefix(msg.Method, "notifications/"):
+		accepted(w, sid)
+	case msg.Method == "initialize" && sid == "":
+		if r.Header.Get("Mcp-Protocol-Version") != "" || r.Header.Get("Mcp-Method") != "" {
+			f.violate("initialize carried Mcp-* headers")
+		}
+		f.initialize(w, msg)
+	case s != nil:
+		f.inSession(w, r, s, sid, msg)
+	case f.flavour == PythonSDK1:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Mcp-Session-Id", newSessionID())
+		writeJSON(w, http.StatusBadRequest, fixture("mcp1-missing-session.json"))
+	default:
+		f.stateless(w, r, msg)
+	}
+}
+
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func accepted(w http.ResponseWriter, sid string) {
+	w.Header().Set("Content-Type", "application/json")
+	if sid != "" {
+		w.Header().Set("Mcp-Session-Id", sid)
+	}
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func envelope(id json.RawMessage, result []byte) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + string(result) + `}`)
+}
+
+func sseStart(w http.ResponseWriter, sid string) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Mcp-Session-Id", sid)
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+}
+
+func sseEvent(w http.ResponseWriter, data []byte) {
+	_, _ = fmt.Fprintf(w, "event: message\r\ndata: %s\r\n\r\n", data)
+	w.(http.Flusher).Flush()
+}
+
+func (f *Fake) initialize(w http.ResponseWriter, msg rpcMessage) {
+	sid := newSessionID()
+	s := &pySession{done: make(chan struct{}), wait: map[string]chan json.RawMessage{}}
+	result := fixture("fastmcp-initialize.json")
+	switch f.flavour {
+	case PythonSDK1:
+		result = fixture("mcp1-initialize.json")
+	case PythonSDK2:
+		result = bytes.Replace(fixture("mcp1-initialize.json"), []byte(`"version":"1.29.0"`), []byte(`"version":""`), 1)
+	}
+	if f.flavour != FastMCP4 {
+		s.nextID = 0 // the Python SDK numbers its requests from 0
+	} else {
+		s.nextID = 1
+	}
+	f.mu.Lock()
+	f.sessions[sid] = s
+	f.mu.Unlock()
+	sseStart(w, sid)
+	sseEvent(w, envelope(msg.ID, result))
+}
+
+// stateless answers a 2026-07-28 request, as FastMCP 4 and mcp 2.0 do:
+// plain JSON with a Content-Length, never SSE, no session.
+func (f *Fake) stateless(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
+	f.checkStateless(r, msg)
+	switch msg.Method {
+	case "server/discover":
+		name := "fastmcp-discover.json"
+		if f.flavour == PythonSDK2 {
+			name = "mcp2-discover.json"
+		}
+		writeJSON(w, http.StatusOK, envelope(msg.ID, fixture(name)))
+	case "tools/list":
+		name := "fastmcp-tools.json"
+		if f.flavour == PythonSDK2 {
+			name = "mcp2-tools.json"
+		}
+		writeJSON(w, http.StatusOK, envelope(msg.ID, fixture(name)))
+	case "tools/call":
+		var p struct {
+			Name           string                     `json:"name"`
+			InputResponses map[string]json.RawMessage `json:"inputResponses"`
+			RequestState   *string                    `json:"requestState"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		if f.flavour == PythonSDK2 {
+			writeJSON(w, http.StatusBadRequest, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+
+				`,"error":{"code":-32600,"message":"Cannot send 'elicitation/create': this transport context has no back-channel for server-initiated requests."}}`))
+			return
+		}
+		writeJSON(w, http.StatusOK, envelope(msg.ID, f.fastmcpRound(p.Name, p.InputResponses, p.RequestState)))
+	default:
+		writeJSON(w, http.StatusOK, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":{"code":-32601,"message":"Method not found"}}`))
+	}
+}
+
+var roundsID = regexp.MustCompile(`^"rounds-[0-9a-f]{24}"$`)
+
+// checkStateless notes what differs from Rounds' recorded 2026-07-28 requests.
+func (f *Fake) checkStateless(r *http.Request, msg rpcMessage) {
+	h := r.Header
+	if h.Get("Accept") != "application/json, text/event-stream" || h.Get("Content-Type") != "application/json" {
+		f.violate("%s: Accept %q, Content-Type %q", msg.Method, h.Get("Accept"), h.Get("Content-Type"))
+	}
+	if h.Get("Mcp-Protocol-Version") != "2026-07-28" || h.Get("Mcp-Method") != msg.Method {
+		f.violate("%s: Mcp-Protocol-Version %q, Mcp-Method %q", msg.Method, h.Get("Mcp-Protocol-Version"), h.Get("Mcp-Method"))
+	}
+	if !bytes.HasPrefix(msg.Params, []byte(`{"_meta":{`)) {
+		f.violate("%s: params do not start with _meta", msg.Method)
+	}
+	if msg.Method == "tools/call" {
+		var p struct{ Name string }
+		_ = json.Unmarshal(msg.Params, &p)
+		if h.Get("Mcp-Name") != p.Name {
+			f.violate("tools/call %s: Mcp-Name %q", p.Name, h.Get("Mcp-Name"))
+		}
+		if !roundsID.Match(msg.ID) {
+			f.violate("tools/call id %s is not rounds- and 24 hex", msg.ID)
+		}
+	}
+}
+
+var fastmcpMeta = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Elicitation Server","version":"4.0.0b3"}}`
+
+// seal is FastMCP's opaque requestState: "v1." and base64url of the state
+// and its MAC. Only the server can read it; it must come back unchanged.
+func (f *Fake) seal(state string) string {
+	mac := hmac.New(sha256.New, f.secret)
+	mac.Write([]byte(state))
+	pad := make([]byte, 140)
+	_, _ = rand.Read(pad)
+	payload, _ := json.Marshal(map[string]string{"s": state, "n": base64.RawURLEncoding.EncodeToString(pad)})
+	return "v1." + base64.RawURLEncoding.EncodeToString(append(mac.Sum(nil), payload...))
+}
+
+func (f *Fake) unseal(token *string) (string, bool) {
+	if token == nil || !strings.HasPrefix(*token, "v1.") {
+		return "", false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString((*token)[3:])
+	if err != nil || len(raw) < sha256.Size {
+		return "", false
+	}
+	var payload struct{ S string }
+	if json.Unmarshal(raw[sha256.Size:], &payload) != nil {
+		return "", false
+	}
+	mac := hmac.New(sha256.New, f.secret)
+	mac.Write([]byte(payload.S))
+	return payload.S, hmac.Equal(mac.Sum(nil), raw[:sha256.Size])
+}
+
+func fastmcpResult(text string, isError bool) []byte {
+	t, _ := json.Marshal(text)
+	if isError {
+		return []byte(`{"content":[{"text":` + string(t) + `,"type":"text"}],"isError":true,"resultType":"complete",` + fastmcpMeta + `}`)
+	}
+	return []byte(`{"_meta":{"fastmcp":{"wrap_result":true},"io.modelcontextprotocol/serverInfo":{"name":"Elicitation Server","version":"4.0.0b3"}},"content":[{"text":` +
+		string(t) + `,"type":"text"}],"isError":false,"resultType":"complete","structuredContent":{"result":` + string(t) + `}}`)
+}
+
+func inputRequired(requests string, state string) []byte {
+	out := `{"inputRequests":` + requests
+	if state != "" {
+		out += `,"requestState":` + strconv.Quote(state)
+	}
+	return []byte(out + `,"resultType":"input_required",` + fastmcpMeta + `}`)
+}
+
+func formAsk(message, schema string) string {
+	m, _ := json.Marshal(message)
+	return `{"method":"elicitation/create","params":{"message":` + string(m) + `,"mode":"form","requestedSchema":` + schema + `}}`
+}
+
+// answered reads one accepted answer's content field, or the action.
+func answered(raw json.RawMessage, field string) (string, string) {
+	var a struct {
+		Action  string                     `json:"action"`
+		Content map[string]json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(raw, &a)
+	v := a.Content[field]
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		s = string(v)
+	}
+	return a.Action, s
+}
+
+// fastmcpRound runs FastMCP 4's 2026-07-28 tools.
+func (f *Fake) fastmcpRound(tool string, answers map[string]json.RawMessage, state *string) []byte {
+	switch tool {
+	case "book_flight":
+		switch {
+		case answers["date"] != nil:
+			dest, ok := f.unseal(state)
+			if !ok {
+				f.violate("book_flight: requestState did not come back as sent")
+				return fastmcpResult("Error calling tool 'book_flight': invalid request state", true)
+			}
+			_, date := answered(answers["date"], "date")
+			return fastmcpResult("Booked a flight to "+dest+" on "+date, false)
+		case answers["destination"] != nil:
+			if state != nil {
+				f.violate("book_flight: a requestState on the retry of a round that had none")
+			}
+			_, dest := answered(answers["destination"], "destination")
+			return inputRequired(`{"date":`+formAsk("When would you like to fly to "+dest+"?",
+				`{"properties":{"date":{"type":"string"}},"required":["date"],"type":"object"}`)+`}`, f.seal(dest))
+		}
+		return inputRequired(`{"destination":`+formAsk("Where would you like to fly?",
+			`{"properties":{"destination":{"type":"string"}},"required":["destination"],"type":"object"}`)+`}`, "")
+	case "book_trip_batched":
+		if answers == nil {
+			return inputRequired(`{"destination":`+formAsk("Where to?", `{"properties":{"value":{"type":"string","title":"Destination"}},"required":["value"],"type":"object"}`)+
+				`,"travellers":`+formAsk("How many travellers?", `{"properties":{"value":{"type":"integer","minimum":1,"maximum":9}},"required":["value"],"type":"object"}`)+
+				`,"cabin":`+formAsk("Which cabin?", `{"properties":{"value":{"type":"string","enum":["economy","business","first"],"default":"economy"}},"required":["value"],"type":"object"}`)+
+				`}`, f.seal("round=1"))
+		}
+		if s, ok := f.unseal(state); !ok || s != "round=1" {
+			f.violate("book_trip_batched: requestState did not come back as sent")
+		}
+		_, dest := answered(answers["destination"], "value")
+		_, n := answered(answers["travellers"], "value")
+		_, cabin := answered(answers["cabin"], "value")
+		return fastmcpResult("Booked "+n+" to "+dest+", "+cabin, false)
+	case "get_user_name", "collect_user_info", "select_tags":
+		return fastmcpResult("elicitation via server-initiated requests is unavailable on 2026-07-28 connections.", true)
+	}
+	return fastmcpResult("Unknown tool: "+tool, true)
+}
+
+// sessionTools are the tools that ask with ctx.elicit, over a session:
+// the question's message and schema, as the server writes them.
+var sessionTools = map[string]struct{ message, schema string }{
+	"get_user_name":     {"What's your name?", `{"properties":{"value":{"title":"Value","type":"string"}},"required":["value"],"type":"object"}`},
+	"collect_user_info": {"Please provide your information", `{"properties":{"name":{"title":"Name","type":"string"},"age":{"title":"Age","type":"integer"}},"required":["name","age"],"title":"UserInfo","type":"object"}`},
+	"select_tags":       {"Choose tags", `{"type":"object","properties":{"value":{"type":"array","items":{"enum":["bug","feature","documentation"]}}},"required":["value"]}`},
+	"delete_file":       {"Really delete '%s'?", `{"properties":{"confirm":{"description":"Type true to confirm deletion.","title":"Confirm","type":"boolean"}},"required":["confirm"],"title":"ConfirmDeletion","type":"object"}`},
+}
+
+// inSession answers a request on a 2025-11-25 session, on an SSE stream of
+// its own that the server closes after the response.
+func (f *Fake) inSession(w http.ResponseWriter, r *http.Request, s *pySession, sid string, msg rpcMessage) {
+	switch msg.Method {
+	case "tools/list":
+		result := fixture("mcp1-tools.json")
+		if f.flavour == FastMCP4 {
+			var list struct{ Tools json.RawMessage }
+			_ = json.Unmarshal(fixture("fastmcp-tools.json"), &list)
+			result = []byte(`{"tools":` + string(list.Tools) + `}`)
+		}
+		sseStart(w, sid)
+		sseEvent(w, envelope(msg.ID, result))
+		return
+	case "tools/call":
+	default:
+		sseStart(w, sid)
+		sseEvent(w, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":{"code":-32601,"message":"Method not found"}}`))
+		return
+	}
+	var p struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			Filename string `json:"filename"`
+		} `json:"arguments"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	tool, ok := sessionTools[p.Name]
+	if !ok || (f.flavour == FastMCP4) == (p.Name == "delete_file") {
+		sseStart(w, sid)
+		sseEvent(w, envelope(msg.ID, []byte(`{"content":[{"type":"text","text":"Unknown tool: `+p.Name+`"}],"isError":true}`)))
+		return
+	}
+	message := tool.message
+	if p.Name == "delete_file" {
+		message = fmt.Sprintf(message, p.Arguments.Filename)
+	}
+	m, _ := json.Marshal(message)
+	f.mu.Lock()
+	id := strconv.Itoa(s.nextID)
+	s.nextID++
+	answer := make(chan json.RawMessage, 1)
+	s.wait[id] = answer
+	f.mu.Unlock()
+	var ask string
+	if f.flavour == FastMCP4 {
+		ask = `{"jsonrpc":"2.0","id":` + id + `,"method":"elicitation/create","params":{"mode":"form","message":` + string(m) + `,"requestedSchema":` + tool.schema + `,"_meta":{}}}`
+	} else {
+		ask = `{"method":"elicitation/create","params":{"mode":"form","message":` + string(m) + `,"requestedSchema":` + tool.schema + `},"jsonrpc":"2.0","id":` + id + `}`
+	}
+	sseStart(w, sid)
+	sseEvent(w, []byte(ask))
+	var reply []byte
+	select {
+	case reply = <-answer:
+	case <-r.Context().Done():
+		return
+	case <-s.done:
+		return
+	}
+	sseEvent(w, envelope(msg.ID, f.sessionResult(p.Name, p.Arguments.Filename, reply)))
+}
+
+// sessionResult is the tool's result once its question is answered.
+func (f *Fake) sessionResult(tool, filename string, reply []byte) []byte {
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(reply, &resp)
+	text := func(t string) []byte {
+		q, _ := json.Marshal(t)
+		if f.flavour == FastMCP4 {
+			return []byte(`{"_meta":{"fastmcp":{"wrap_result":true}},"content":[{"text":` + string(q) + `,"type":"text"}],"isError":false,"structuredContent":{"result":` + string(q) + `}}`)
+		}
+		return []byte(`{"content":[{"type":"text","text":` + string(q) + `}],"structuredContent":{"result":` + string(q) + `},"isError":false}`)
+	}
+	if resp.Error != nil {
+		q, _ := json.Marshal("Error calling tool '" + tool + "': " + resp.Error.Message)
+		return []byte(`{"content":[{"text":` + string(q) + `,"type":"text"}],"isError":true}`)
+	}
+	var a struct {
+		Action  string                     `json:"action"`
+		Content map[string]json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(resp.Result, &a)
+	switch {
+	case a.Action == "decline":
+		return text("Information not provided")
+	case a.Action != "accept":
+		return text("Operation cancelled")
+	}
+	str := func(k string) string {
+		var s string
+		if json.Unmarshal(a.Content[k], &s) != nil {
+			return string(a.Content[k])
+		}
+		return s
+	}
+	switch tool {
+	case "get_user_name":
+		return text("Hello, " + str("value") + "!")
+	case "collect_user_info":
+		return text("Hello " + str("name") + ", you are " + str("age") + " years old")
+	case "select_tags":
+		var tags []string
+		_ = json.Unmarshal(a.Content["value"], &tags)
+		return text("Selected tags: " + strings.Join(tags, ", "))
+	default:
+		if string(a.Content["confirm"]) == "true" {
+			return text("Deleted '" + filename + "'.")
+		}
+		return text("Kept '" + filename + "'.")
+	}
+}

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// DeferRequest records that the request of round seq could not reach the
+// server and goes out again after wait, unless that would be more than
+// window after the first such failure. It returns when the next attempt
+// goes out, and false when the window is over (or the call moved on): the
+// caller then fails the call as usual.
+func (s *Store) DeferRequest(ctx context.Context, callID string, seq int, reason string, wait, window time.Duration) (time.Time, bool, error) {
+	var at time.Time
+	err := s.pool.QueryRow(ctx, `
+		update calls set retry_since = coalesce(retry_since, now()),
+		       retry_at = least(now() + $3::interval, coalesce(retry_since, now()) + $4::interval),
+		       retry_reason = $5, updated_at = now()
+		where id = $1 and current_seq = $2 and status in ('queued', 'running')
+		  and coalesce(retry_since, now()) + $4::interval > now()
+		returning retry_at`, callID, seq, wait, window, reason).Scan(&at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	return at, err == nil, err
+}
+
+// Unavailable reports whether err means Postgres cannot be reached or is
+// not taking work now (shutting down, starting up, restarting): the
+// request may succeed when tried again shortly.
+func Unavailable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code[:2] {
+		case "08", "57": // connection exception; operator intervention (shutdown, cannot connect now)
+			return pgErr.Code != "57014" // query_canceled is ours, not an outage
+		case "53": // insufficient resources
+			return true
+		}
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, net.ErrClosed)
+}

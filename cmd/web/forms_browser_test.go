@@ -248,7 +248,13 @@ type journey struct {
 
 func newJourney(t *testing.T, browser context.Context, js bool) *journey {
 	t.Helper()
-	bounded, cancel := context.WithTimeout(browser, journeyTimeout)
+	return newJourneyWithin(t, browser, js, journeyTimeout)
+}
+
+// newJourneyWithin is newJourney for a journey that may take longer.
+func newJourneyWithin(t *testing.T, browser context.Context, js bool, limit time.Duration) *journey {
+	t.Helper()
+	bounded, cancel := context.WithTimeout(browser, limit)
 	t.Cleanup(cancel)
 	ctx, cancelTab := chromedp.NewContext(bounded, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancelTab)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -41,9 +42,9 @@ func (e *Engine) toolList(ctx context.Context, srv *store.Server) ([]*mcp.Tool, 
 	if err != nil {
 		return nil, nil, err
 	}
-	list, err := e.mcp.ListTools(ctx, e.mcpServer(srv, header))
+	list, err := e.mcp.ListTools(ctx, e.mcpServer(ctx, srv, header))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, e.noted(ctx, srv, err)
 	}
 	ttl := list.TTL
 	if ttl <= 0 {
@@ -92,14 +93,31 @@ func (e *Engine) Tool(ctx context.Context, srv *store.Server, name string) (*mcp
 	return nil, &store.Error{Kind: store.ErrNotFound, Message: "tool " + name + " not found"}
 }
 
-// mcpServer is how the engine reaches a registered server.
+// mcpServer is how the engine reaches a registered server, with the
+// connection of the person it serves (see WithPerson), if any.
 // A server pinned to a revision is discovered and listed with it too.
-func (e *Engine) mcpServer(srv *store.Server, header http.Header) mcpclient.Server {
-	out := mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots)}
+func (e *Engine) mcpServer(ctx context.Context, srv *store.Server, header http.Header) mcpclient.Server {
+	token, _, err := e.accessToken(ctx, srv.ID, personOf(ctx), "")
+	if err != nil {
+		e.log.WarnContext(ctx, "reading a connection", "server", srv.Name, "err", err)
+	}
+	out := mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots), Token: token}
 	if srv.Protocol != "" && srv.Protocol != "auto" {
 		out.Protocol = srv.Protocol
 	}
 	return out
+}
+
+// noted records that a server asked for authorization, so pages and the
+// API say so, and returns err.
+func (e *Engine) noted(ctx context.Context, srv *store.Server, err error) error {
+	var ae *mcpclient.AuthRequiredError
+	if errors.As(err, &ae) {
+		if merr := e.store.MarkOAuthRequired(ctx, srv.ID, ae.ResourceMetadata, ae.Scope); merr != nil {
+			e.log.WarnContext(ctx, "recording a server's challenge", "server", srv.Name, "err", merr)
+		}
+	}
+	return err
 }
 
 // Catalog lists a server's prompts, resources and resource templates. They
@@ -109,7 +127,8 @@ func (e *Engine) Catalog(ctx context.Context, srv *store.Server) (*mcpclient.Cat
 	if err != nil {
 		return nil, err
 	}
-	return e.mcp.ListCatalog(ctx, e.mcpServer(srv, header))
+	cat, err := e.mcp.ListCatalog(ctx, e.mcpServer(ctx, srv, header))
+	return cat, e.noted(ctx, srv, err)
 }
 
 // Prompt returns one prompt of a server.
@@ -118,7 +137,7 @@ func (e *Engine) Prompt(ctx context.Context, srv *store.Server, name string) (*m
 	if err != nil {
 		return nil, err
 	}
-	prompts, err := e.mcp.ListPrompts(ctx, e.mcpServer(srv, header))
+	prompts, err := e.mcp.ListPrompts(ctx, e.mcpServer(ctx, srv, header))
 	if err != nil {
 		return nil, err
 	}
@@ -136,5 +155,5 @@ func (e *Engine) ResourceTemplates(ctx context.Context, srv *store.Server) ([]*m
 	if err != nil {
 		return nil, err
 	}
-	return e.mcp.ListResourceTemplates(ctx, e.mcpServer(srv, header))
+	return e.mcp.ListResourceTemplates(ctx, e.mcpServer(ctx, srv, header))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
 	"github.com/mcp-rounds/rounds/store"
@@ -59,6 +60,9 @@ type Config struct {
 	// Notifier wakes a held call when its question is answered, on any
 	// instance; without it the holder only polls.
 	Notifier *store.Notifier
+	// Auth renews OAuth connections that have run out; without it they
+	// are used until the server refuses them.
+	Auth *mcpauth.Client
 	// RetryWindow is how long a request the server could not take (see
 	// mcpclient.Transient) is sent again by itself before the call fails;
 	// default 10 minutes, negative for never. RetryBackoff is the first
@@ -252,8 +256,23 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
 		srv.Protocol = c.ServerProtocol
 	}
+	token, renewable, err := e.accessToken(ctx, c.ServerID, c.Owner, "")
+	if err != nil {
+		return err
+	}
+	srv.Token = token
 	start := time.Now()
 	out, err := e.mcp.Send(sendCtx, srv, req, answers)
+	var authErr *mcpclient.AuthRequiredError
+	if errors.As(err, &authErr) && authErr.Status == 401 && renewable {
+		// The token was refused before it ran out: renew it, and try once more.
+		if srv.Token, _, err = e.accessToken(ctx, c.ServerID, c.Owner, srv.Token); err != nil {
+			return err
+		}
+		if srv.Token != "" {
+			out, err = e.mcp.Send(sendCtx, srv, req, answers)
+		}
+	}
 	// River's context for this job ends after RequestTimeout, while a
 	// person may have answered a held question minutes later: what follows
 	// the answer (the result, the next round, the audit) is stored on a
@@ -267,6 +286,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	e.observe(ctx, c, seq, start, out, err)
 	log = log.With("duration", time.Since(start).Round(time.Millisecond))
 	switch {
+	case errors.As(err, &authErr):
+		log.InfoContext(ctx, "the server asks for authorization", "status", authErr.Status)
+		err = e.needsAuthorization(ctx, c, seq, authErr)
 	case err != nil:
 		if wait, ok := mcpclient.Transient(err); ok && !held {
 			if snooze, ok := e.retryLater(ctx, c, seq, err, wait); ok {
@@ -347,6 +369,7 @@ func describe(err error) (string, bool) {
 	var server *mcpclient.ServerError
 	var undeclared *mcpclient.UndeclaredError
 	var refused *mcpclient.HTTPError
+	var status *mcpclient.StatusError
 	var redirect *mcpclient.RedirectError
 	switch {
 	case errors.As(err, &redirect):
@@ -364,6 +387,13 @@ func describe(err error) (string, bool) {
 			msg += ". Your answers are kept; you can retry."
 		}
 		return msg, transient
+	case errors.As(err, &status):
+		// It answered, but could not take the request, for RetryWindow.
+		msg := fmt.Sprintf("The server answered HTTP %d %s", status.Code, http.StatusText(status.Code))
+		if status.Message != "" {
+			msg += ": " + status.Message
+		}
+		return msg + ". Your answers are kept; you can retry.", true
 	case errors.As(err, &unreachable):
 		if errors.Is(err, context.DeadlineExceeded) {
 			return "The server did not answer in time. Your answers are kept; you can retry.", true

@@ -11,12 +11,17 @@ import (
 // accountShow is the signed-in person's account page.
 func (h *Handler) accountShow(c echo.Context) error {
 	u := user(c)
+	sessions, err := h.accountSessionsVM(c)
+	if err != nil {
+		return err
+	}
 	vm := views.AccountVM{
-		Name:    u.Name,
-		IsAdmin: u.IsAdmin,
-		Since:   u.CreatedAt,
-		Flash:   flashFromQuery(c),
-		Zone:    views.ZoneVM{Value: u.TimeZone, Showing: views.ZoneOf(c.Request().Context())},
+		Sessions: sessions,
+		Name:     u.Name,
+		IsAdmin:  u.IsAdmin,
+		Since:    u.CreatedAt,
+		Flash:    flashFromQuery(c),
+		Zone:     views.ZoneVM{Value: u.TimeZone, Showing: views.ZoneOf(c.Request().Context())},
 	}
 	return render(c, http.StatusOK, views.AccountPage(vm))
 }

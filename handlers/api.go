@@ -42,9 +42,12 @@ type apiCall struct {
 	Retryable bool            `json:"retryable"`
 	// Retrying is set while a request the server could not take waits
 	// to be sent again by itself.
-	Retrying  *apiRetrying `json:"retrying"`
-	CreatedAt time.Time    `json:"createdAt"`
-	UpdatedAt time.Time    `json:"updatedAt"`
+	Retrying *apiRetrying `json:"retrying"`
+	// Authorization is set while the call waits for its owner to sign in
+	// at the server's authorization server.
+	Authorization *apiAuthorization `json:"authorization,omitempty"`
+	CreatedAt     time.Time         `json:"createdAt"`
+	UpdatedAt     time.Time         `json:"updatedAt"`
 }
 
 type apiRetrying struct {
@@ -57,6 +60,16 @@ type apiRound struct {
 	Seq           int             `json:"seq"`
 	InputRequests json.RawMessage `json:"inputRequests"`
 	ExpiresAt     time.Time       `json:"expiresAt"`
+}
+
+// apiCallOf is newAPICall with, for a call waiting on a sign-in, where to
+// sign in.
+func (h *Handler) apiCallOf(call *store.Call, rounds []store.Round) apiCall {
+	out := newAPICall(call, rounds)
+	if call.Status == store.CallAuthorizationRequired {
+		out.Authorization = &apiAuthorization{Status: "required", URL: h.connectURL(call.ServerName, call.ID)}
+	}
+	return out
 }
 
 func newAPICall(call *store.Call, rounds []store.Round) apiCall {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -66,6 +67,12 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	switch req.Method {
 	case mcpclient.MethodCallTool:
 		tool, err := h.engine.Tool(ctx, srv, req.Tool)
+		var authErr *mcpclient.AuthRequiredError
+		if errors.As(err, &authErr) {
+			// The caller is not connected yet: the call waits for them
+			// (authorization_required), and the server checks the arguments.
+			break
+		}
 		if err != nil {
 			return err
 		}
@@ -106,5 +113,5 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	detail := map[string]any{"server": srv.Name, "api": true}
 	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
 	h.audit(c, "call.started", call.ID, detail)
-	return writeJSON(c, http.StatusCreated, newAPICall(call, nil))
+	return writeJSON(c, http.StatusCreated, h.apiCallOf(call, nil))
 }

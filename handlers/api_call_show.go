@@ -36,5 +36,5 @@ func (h *Handler) apiCallShow(c echo.Context) error {
 			return err
 		}
 	}
-	return writeJSON(c, http.StatusOK, newAPICall(call, rounds))
+	return writeJSON(c, http.StatusOK, h.apiCallOf(call, rounds))
 }

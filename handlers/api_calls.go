@@ -47,7 +47,7 @@ func (h *Handler) apiCalls(c echo.Context) error {
 		NextCursor *string   `json:"nextCursor"`
 	}{Calls: make([]apiCall, 0, len(page.Calls))}
 	for i := range page.Calls {
-		out.Calls = append(out.Calls, newAPICall(&page.Calls[i], nil))
+		out.Calls = append(out.Calls, h.apiCallOf(&page.Calls[i], nil))
 	}
 	if page.Next != "" {
 		out.NextCursor = &page.Next
@@ -70,5 +70,5 @@ func (h *Handler) apiCallCancel(c echo.Context) error {
 	if call, err = h.store.Call(ctx, call.ID); err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, newAPICall(call, nil))
+	return writeJSON(c, http.StatusOK, h.apiCallOf(call, nil))
 }

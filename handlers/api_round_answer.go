@@ -51,7 +51,7 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusAccepted, newAPICall(call, nil))
+	return writeJSON(c, http.StatusAccepted, h.apiCallOf(call, nil))
 }
 
 // apiCallRetry retries a failed call with its stored answers.
@@ -69,5 +69,5 @@ func (h *Handler) apiCallRetry(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusAccepted, newAPICall(call, nil))
+	return writeJSON(c, http.StatusAccepted, h.apiCallOf(call, nil))
 }

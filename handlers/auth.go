@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -26,7 +27,7 @@ const sessionName = "rounds_session"
 
 // Session values.
 const (
-	sessUser   = "user"
+	sessSecret = "sid" // the secret of the session's row in Postgres
 	sessIssued = "issued"
 	sessCSRF   = "csrf"
 )
@@ -86,14 +87,15 @@ func user(c echo.Context) *store.User {
 // setUser records who is asking, for handlers and for ownership checks.
 func setUser(c echo.Context, u *store.User) {
 	c.Set("user", u)
-	c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), userCtxKey{}, u)))
+	ctx := engine.WithPerson(context.WithValue(c.Request().Context(), userCtxKey{}, u), u.Name)
+	c.SetRequest(c.Request().WithContext(ctx))
 }
 
 // isPublic lists what is reachable without signing in, besides /login.
 // The built-in demo MCP server checks a bearer key of its own.
 func isPublic(path string) bool {
 	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/demo/mcp" ||
-		path == "/api/v1/openapi.json"
+		path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json"
 }
 
 // session loads the visitor's session, starting a fresh one when the
@@ -150,13 +152,16 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return h.withCSRF(next)(c)
 		}
 		s := h.session(c)
-		if name, ok := s.Values[sessUser].(string); ok {
-			u, err := h.store.UserByName(ctx, name)
-			if err == nil && !u.Disabled {
+		if secret, ok := s.Values[sessSecret].(string); ok {
+			// One query: the session's row joined to its user. A session
+			// ended anywhere, or a disabled user, finds nothing.
+			u, sessionID, err := h.store.UserBySession(ctx, secret)
+			if err == nil {
 				setUser(c, u)
+				c.Set("sessionID", sessionID)
 				return h.withCSRF(next)(c)
 			}
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
+			if !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
 		}

@@ -105,6 +105,9 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	if call.Error != nil {
 		vm.Error = *call.Error
 	}
+	if call.Status == store.CallAuthorizationRequired && (call.ServerOAuthMode != store.OAuthShared || isAdmin(ctx)) {
+		vm.ConnectHref = "/servers/" + url.PathEscape(call.ServerName) + "/connect?call=" + url.QueryEscape(call.ID)
+	}
 	if call.RetryAt != nil && vm.Live {
 		vm.Retry = &views.RetryVM{At: *call.RetryAt}
 		if call.RetryReason != nil {

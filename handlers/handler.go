@@ -97,11 +97,14 @@ func statusOf(err error) (int, string) {
 	}
 	var unreachable *mcpclient.UnreachableError
 	var refused *mcpclient.ServerError
+	var answered *mcpclient.HTTPError
 	switch {
 	case errors.As(err, &unreachable):
 		return http.StatusBadGateway, "The MCP server could not be reached (" + mcpclient.Reason(err) + "). Please try again in a moment."
 	case errors.As(err, &refused):
 		return http.StatusBadGateway, "The MCP server refused the request: " + refused.Message
+	case errors.As(err, &answered):
+		return http.StatusBadGateway, "The MCP server refused the request: " + answered.Error() + "."
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return http.StatusBadGateway, "The MCP server's answer was larger than this app accepts."
 	case store.Unavailable(err):
@@ -114,6 +117,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, msg
 	case errors.Is(err, store.ErrInvalid):
 		return http.StatusUnprocessableEntity, msg
+	case errors.As(err, new(*mcpclient.AuthRequiredError)):
+		return http.StatusForbidden, "This server needs you to connect to it first: use Connect on the server's page."
 	case errors.Is(err, context.Canceled):
 		return 499, "The request was cancelled."
 	}

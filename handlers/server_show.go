@@ -32,7 +32,11 @@ func (h *Handler) serverShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.ServerPage(h.serverPageVM(ctx, srv)))
+	vm := h.serverPageVM(ctx, srv)
+	if vm.Connection, err = h.connectionVM(c, srv); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ServerPage(vm))
 }
 
 // serverPageVM lists what a server offers. Tools and the rest are asked

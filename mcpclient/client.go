@@ -71,6 +71,9 @@ type Server struct {
 	// Held answers the questions a handshake-era server asks while a call
 	// is open. Without it such a server gets no capabilities declared.
 	Held *Held
+	// Token is an OAuth access token for the server, sent only to its
+	// origin as "Authorization: Bearer".
+	Token string
 	// tap, when set, keeps a copy of the response bodies.
 	tap *tap
 }
@@ -175,16 +178,16 @@ func New(opts Options) *Client {
 func (c *Client) MaxRequestState() int { return c.maxState }
 
 // httpFor returns an HTTP client that adds the server's headers to the
-// requests going to the server's own origin, and to no other.
-func (c *Client) httpFor(srv Server) *http.Client {
-	if len(srv.Header) == 0 && srv.tap == nil {
-		return c.http
-	}
+// requests going to the server's own origin, and to no other, with its
+// token, recording in box any authorization challenge it answers with.
+func (c *Client) httpFor(srv Server, box *authBox) *http.Client {
 	rt := c.http.Transport
 	if srv.tap != nil {
 		srv.tap.base = rt
 		rt = srv.tap
 	}
+	box.base = rt
+	rt = box
 	if len(srv.Header) > 0 {
 		home := "" // a URL that does not parse gets no headers
 		if u, err := url.Parse(srv.URL); err == nil {
@@ -198,12 +201,14 @@ func (c *Client) httpFor(srv Server) *http.Client {
 // wired returns an HTTP client for srv whose traffic goes through a wire of
 // its own (see wire.go); held says whether elicitations are rewritten.
 func (c *Client) wired(srv Server, held bool) (*http.Client, *wire) {
-	hc := *c.httpFor(srv)
+	box := newAuthBox(srv)
+	hc := *c.httpFor(srv, box)
 	rt := hc.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
 	w := newWire(rt, held)
+	w.auth = box
 	hc.Transport = w
 	return &hc, w
 }

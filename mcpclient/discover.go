@@ -97,7 +97,7 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *
 	defer cancel()
 	cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
 	if err != nil {
-		return nil, nil, w.wrap(ctx, err)
+		return nil, nil, w.auth.wrap(w.wrap(ctx, err))
 	}
 	return cs, w, nil
 }

@@ -134,9 +134,9 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 	}
 	if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
 		if r := w.lastRefusal(); r != nil && ctx.Err() == nil {
-			return nil, r
+			return nil, w.auth.wrap(r)
 		}
-		return nil, transportError(ctx, err)
+		return nil, w.auth.wrap(transportError(ctx, err))
 	}
 	for {
 		msg, err := conn.Read(ctx)

@@ -26,7 +26,8 @@ import (
 //     our answer goes back byte for byte instead of the SDK's re-encoding.
 type wire struct {
 	base http.RoundTripper
-	held bool // rewrite elicitations (held sessions only)
+	held bool     // rewrite elicitations (held sessions only)
+	auth *authBox // the token, and the server's authorization challenge
 
 	mu      sync.Mutex
 	refused *HTTPError

@@ -125,7 +125,7 @@ func (s *Store) SetUserAdmin(ctx context.Context, name string, admin bool) error
 		`update users set is_admin = $2, updated_at = now() where name = $1`, name, admin)
 }
 
-// SetUserPassword sets a user's password.
+// SetUserPassword sets a user's password and ends all their sessions.
 func (s *Store) SetUserPassword(ctx context.Context, name, password string) error {
 	if len(password) < MinPasswordLength {
 		return &Error{Kind: ErrInvalid, Message: "The password must be at least 8 characters."}
@@ -134,8 +134,24 @@ func (s *Store) SetUserPassword(ctx context.Context, name, password string) erro
 	if err != nil {
 		return &Error{Kind: ErrInvalid, Message: "The password cannot be used: " + err.Error()}
 	}
-	return s.execOne(ctx, "user "+name,
-		`update users set password_hash = $2, updated_at = now() where name = $1`, name, string(h))
+	return s.updateUserEndingSessions(ctx, name, `update users set password_hash = $2, updated_at = now()
+		where name = $1 returning id`, name, string(h))
+}
+
+// updateUserEndingSessions runs update, which returns the id of the one
+// user it changes, and ends that user's sessions in the same statement.
+func (s *Store) updateUserEndingSessions(ctx context.Context, name, update string, args ...any) error {
+	var n int
+	err := s.pool.QueryRow(ctx, `with u as (`+update+`),
+		ended as (delete from sessions where user_id in (select id from u))
+		select count(*) from u`, args...).Scan(&n)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound("user " + name)
+	}
+	return nil
 }
 
 // execOne runs a statement that must touch one row of what.

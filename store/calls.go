@@ -68,6 +68,8 @@ type Call struct {
 	RetryAt     *time.Time `db:"retry_at"`
 	RetrySince  *time.Time `db:"retry_since"`
 	RetryReason *string    `db:"retry_reason"`
+	// ServerOAuthMode says who signs in at the server; see Server.
+	ServerOAuthMode string `db:"server_oauth_mode"`
 }
 
 // Finished reports whether the call has reached an end state.
@@ -84,7 +86,7 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.method, c.target, c.title, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable, c.handshake,
 	s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
-	c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason`
+	s.oauth_mode as server_oauth_mode, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason`
 
 // Round is one input_required answer from the server: its questions, and
 // the person's answers once given. RequestState never leaves the server.

@@ -11,7 +11,7 @@ import (
 )
 
 // CallStatuses are every status a call can have, in the order of its life.
-var CallStatuses = []string{CallQueued, CallRunning, CallInputRequired, CallComplete, CallFailed, CallCancelled, CallExpired}
+var CallStatuses = []string{CallQueued, CallRunning, CallInputRequired, CallAuthorizationRequired, CallComplete, CallFailed, CallCancelled, CallExpired}
 
 // CallsPage is one page of a person's calls, newest first.
 type CallsPage struct {
@@ -81,7 +81,7 @@ func (s *Store) CancelCall(ctx context.Context, callID string, entry AuditEntry)
 		err := tx.QueryRow(ctx, `
 			update calls set status = 'cancelled', error = 'You cancelled this call.', retryable = false,
 			       updated_at = now(), finished_at = now()
-			where id = $1 and status in ('queued', 'running', 'input_required')
+			where id = $1 and status in ('queued', 'running', 'input_required', 'authorization_required')
 			returning current_seq`, callID).Scan(&seq)
 		if err == pgx.ErrNoRows {
 			return conflict("This call has already ended.")

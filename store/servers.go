@@ -34,12 +34,21 @@ type Server struct {
 	Sampling  bool            `db:"sampling"`
 	Roots     bool            `db:"roots"`
 	RootsList json.RawMessage `db:"roots_list"`
-	CreatedAt time.Time       `db:"created_at"`
-	UpdatedAt time.Time       `db:"updated_at"`
+	// OAuth: who signs in (OAuthPerson or OAuthShared), the client an
+	// admin registered, and whether and how the server asked for a token.
+	OAuthMode             string    `db:"oauth_mode"`
+	OAuthClientID         string    `db:"oauth_client_id"`
+	OAuthClientSecretEnc  []byte    `db:"oauth_client_secret_enc"`
+	OAuthRequired         bool      `db:"oauth_required"`
+	OAuthResourceMetadata string    `db:"oauth_resource_metadata"`
+	OAuthScope            string    `db:"oauth_scope"`
+	CreatedAt             time.Time `db:"created_at"`
+	UpdatedAt             time.Time `db:"updated_at"`
 }
 
 const serverColumns = `id, name, url, enabled, protocol_version, protocol, tools, tools_expires_at, header_name,
-	header_value_enc, sampling, roots, roots_list, created_at, updated_at, tools_raw`
+	header_value_enc, sampling, roots, roots_list, created_at, updated_at, tools_raw,
+	oauth_mode, oauth_client_id, oauth_client_secret_enc, oauth_required, oauth_resource_metadata, oauth_scope`
 
 // Root is a file:// URI a server is told about, with an optional name.
 type Root struct {

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,16 +88,14 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	return pgx.CollectRows(rows, pgx.RowToStructByName[User])
 }
 
-// SetUserDisabled disables or enables a user.
+// SetUserDisabled disables or enables a user. Disabling ends all their
+// sessions.
 func (s *Store) SetUserDisabled(ctx context.Context, name string, disabled bool) error {
-	tag, err := s.pool.Exec(ctx, `update users set disabled = $2, updated_at = now() where name = $1`, name, disabled)
-	if err != nil {
-		return err
+	if disabled {
+		return s.updateUserEndingSessions(ctx, name, `update users set disabled = true, updated_at = now()
+			where name = $1 returning id`, name)
 	}
-	if tag.RowsAffected() == 0 {
-		return notFound("user " + name)
-	}
-	return nil
+	return s.execOne(ctx, "user "+name, `update users set disabled = false, updated_at = now() where name = $1`, name)
 }
 
 // ErrBadCredentials is a failed sign-in; it never says which part was wrong.
@@ -136,24 +136,88 @@ func (s *Store) EnsureUser(ctx context.Context, name string) (*User, error) {
 	return u, translate(err, "user "+name)
 }
 
-// RecordLoginFailure counts a failed sign-in against each key.
-func (s *Store) RecordLoginFailure(ctx context.Context, keys ...string) error {
-	_, err := s.pool.Exec(ctx, `insert into login_failures (key) select unnest($1::text[])`, keys)
-	return err
+// SignInLimits are the limits on sign-in attempts within Window.
+type SignInLimits struct {
+	Window     time.Duration
+	PerAccount int // per account, or per account and address for its usual addresses
+	PerAddress int
+	// KnownFor is how long an address the account signed in from stays
+	// its usual address.
+	KnownFor time.Duration
 }
 
-// LoginFailures counts a key's failed sign-ins since.
-func (s *Store) LoginFailures(ctx context.Context, key string, since time.Time) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `select count(*) from login_failures where key = $1 and at > $2`, key, since).Scan(&n)
-	return n, err
+// SignInAttempt is a sign-in attempt, counted before the password is
+// checked.
+type SignInAttempt struct {
+	// Limited is set when a limit was already reached: the attempt was not
+	// counted and the password must not be checked.
+	Limited    bool
+	ids        []int64
+	accountKey string
+	address    string
 }
 
-// ClearLoginFailures forgets an account's failures after it signs in, and
-// old rows of every key.
-func (s *Store) ClearLoginFailures(ctx context.Context, key string, before time.Time) error {
-	_, err := s.pool.Exec(ctx, `delete from login_failures where key = $1 or at < $2`, key, before)
-	return err
+// BeginSignIn counts one attempt to sign in as name from address, unless
+// the account or the address has reached its limit. Each key is counted
+// under a transaction-scoped advisory lock, so parallel attempts on any
+// number of instances are counted one after another and meet the same limit
+// as sequential ones. An address the account signed in from lately is
+// counted per account and address: strangers who lock the account from
+// elsewhere do not lock its owner out there.
+func (s *Store) BeginSignIn(ctx context.Context, name, address string, l SignInLimits) (*SignInAttempt, error) {
+	a := &SignInAttempt{accountKey: "user:" + strings.ToLower(name), address: address}
+	addrKey := "addr:" + address
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var known bool
+		if err := tx.QueryRow(ctx, `select exists (select 1 from sign_in_addresses a join users u on u.id = a.user_id
+			where u.name = $1 and a.address = $2 and a.last_at > now() - make_interval(secs => $3))`,
+			name, address, l.KnownFor.Seconds()).Scan(&known); err != nil {
+			return err
+		}
+		if known {
+			a.accountKey += "@" + address
+		}
+		keys := []string{a.accountKey, addrKey}
+		limits := map[string]int{a.accountKey: l.PerAccount, addrKey: l.PerAddress}
+		slices.Sort(keys) // one order everywhere, so two attempts never deadlock
+		for _, key := range keys {
+			if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock(hashtextextended('sign_in:' || $1, 0))`, key); err != nil {
+				return err
+			}
+		}
+		for _, key := range keys {
+			var n int
+			if err := tx.QueryRow(ctx, `select count(*) from login_failures where key = $1 and at > now() - make_interval(secs => $2)`,
+				key, l.Window.Seconds()).Scan(&n); err != nil {
+				return err
+			}
+			if n >= limits[key] {
+				a.Limited = true
+				return nil
+			}
+		}
+		rows, _ := tx.Query(ctx, `insert into login_failures (key) select unnest($1::text[]) returning id`, keys)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		a.ids = ids
+		return err
+	})
+	return a, err
+}
+
+// SignedIn records a successful sign-in: the attempt is taken back, the
+// account's failures under the key it was counted by are forgotten, the
+// address becomes one of the person's usual ones, and old attempts of every
+// key are swept.
+func (s *Store) SignedIn(ctx context.Context, a *SignInAttempt, userID int64, window time.Duration) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `delete from login_failures where id = any($1) or key = $2 or at < now() - make_interval(secs => $3)`,
+			a.ids, a.accountKey, window.Seconds()); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `insert into sign_in_addresses (user_id, address) values ($1, $2)
+			on conflict (user_id, address) do update set last_at = now()`, userID, a.address)
+		return err
+	})
 }
 
 // Token is an API token's record; the token itself is shown once, at creation.

@@ -89,6 +89,8 @@ type CallVM struct {
 	// Retry is set while a request the server could not take waits to be
 	// sent again by itself.
 	Retry *RetryVM
+	// ConnectHref, for a call waiting on a sign-in, starts it.
+	ConnectHref string
 }
 
 // RoundVM is a round: the form to answer it, or the answers given.
@@ -230,4 +232,17 @@ type InboxItemVM struct {
 type UnsentVM struct {
 	Question string
 	Lines    []AnswerLine
+}
+
+// ConnectionVM is whether the person is signed in at a server that asks
+// for it, with what they can do about it.
+type ConnectionVM struct {
+	Connected bool
+	// Shared is set when an admin connects for everyone.
+	Shared bool
+	// CanAct is set when this person may connect or disconnect.
+	CanAct         bool
+	ConnectHref    string
+	DisconnectHref string
+	Notice         string
 }

@@ -17,6 +17,8 @@ func statusLabel(s string) string {
 		return "Waiting for the server"
 	case "input_required":
 		return "Needs your answers"
+	case "authorization_required":
+		return "Needs you to connect"
 	case "complete":
 		return "Complete"
 	case "failed":

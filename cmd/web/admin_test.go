@@ -350,7 +350,8 @@ func TestAuditTrail(t *testing.T) {
 	f := &flaky{}
 	demoURL := demoServer(t, f.wrap)
 	var logs logSink
-	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoURL}, &logs)
+	// The refused retry fails at once, for the admin to retry it.
+	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoURL, "RETRY_WINDOW": "0"}, &logs)
 	c := newClient(t, db)
 	addUser(t, db, "dora", "dora's long password")
 	person := newClient(t, db)

@@ -17,8 +17,11 @@ import (
 
 // config is read once from the environment.
 type config struct {
-	DatabaseURL    string
-	ListenAddr     string
+	DatabaseURL string
+	ListenAddr  string
+	// PublicURL is where people reach the app, without a trailing slash;
+	// empty means http://LISTEN_ADDR.
+	PublicURL      string
 	Servers        []serverConfig
 	serversSet     bool
 	Roots          map[string][]store.Root // roots/list answers by server name, from MCP_ROOTS
@@ -119,6 +122,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return cfg, fmt.Errorf("PUBLIC_URL: want an absolute URL, got %q", v)
 		}
 		cfg.SecureCookies = u.Scheme == "https"
+		cfg.PublicURL = strings.TrimRight(v, "/")
 		cfg.PublicOrigin = u.Scheme + "://" + u.Host
 	}
 	cfg.TrustedHeader = getenv("TRUSTED_PROXY_HEADER")

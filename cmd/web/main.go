@@ -24,6 +24,7 @@ import (
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/handlers"
+	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
 	"github.com/mcp-rounds/rounds/store"
@@ -196,6 +197,10 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	}
 
 	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: version, RequestTimeout: cfg.RequestTimeout})
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = "http://" + ln.Addr().String()
+	}
 	notifier := store.NewNotifier(pool, log)
 	eng, err := engine.New(pool, st, mc, engine.Config{
 		RoundTTL:          cfg.RoundTTL,
@@ -209,6 +214,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		ExpiryInterval:    cfg.ExpiryInterval,
 		HeartbeatInterval: cfg.HeartbeatInterval,
 		Metrics:           metrics.New(st, cfg.MetricsAllow, log),
+		Auth:              &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(cfg.RequestTimeout), PublicURL: publicURL},
 	}, log)
 	if err != nil {
 		ln.Close()

@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mcp-rounds/rounds/mcpauth"
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+type personKey struct{}
+
+// WithPerson says on whose behalf the engine talks to servers while
+// serving a request (listing tools, prompts…), so each person's own
+// connection is used.
+func WithPerson(ctx context.Context, person string) context.Context {
+	return context.WithValue(ctx, personKey{}, person)
+}
+
+func personOf(ctx context.Context) string {
+	p, _ := ctx.Value(personKey{}).(string)
+	return p
+}
+
+// Auth is the OAuth client the engine refreshes connections with.
+func (e *Engine) Auth() *mcpauth.Client { return e.cfg.Auth }
+
+// accessToken returns the access token person uses at a server, renewing
+// it first when it has run out or is the one the server just refused (one
+// instance at a time: see store.RefreshOAuthToken). No connection is no
+// token. renewable says whether a refused token could be renewed.
+func (e *Engine) accessToken(ctx context.Context, serverID int64, person, refused string) (token string, renewable bool, err error) {
+	t, err := e.store.OAuthTokenFor(ctx, serverID, person)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if refused != "" && t.Access != refused {
+		return t.Access, false, nil // renewed meanwhile
+	}
+	due := t.ExpiresAt != nil && time.Until(*t.ExpiresAt) < 30*time.Second
+	if (!due && refused == "") || t.Refresh == "" || e.cfg.Auth == nil {
+		return t.Access, t.Refresh != "" && e.cfg.Auth != nil, nil
+	}
+	t, err = e.store.RefreshOAuthToken(ctx, serverID, person, t.Access, func(t *store.OAuthToken) (string, string, *time.Time, error) {
+		got, err := e.cfg.Auth.Refresh(ctx, t.TokenEndpoint, mcpauth.Registration{
+			ClientID: t.Client.ClientID, ClientSecret: t.Client.ClientSecret, AuthMethod: t.Client.AuthMethod,
+		}, t.Refresh, t.Resource)
+		if err != nil {
+			e.log.WarnContext(ctx, "renewing a connection failed", "server_id", serverID, "err", err)
+			return "", "", nil, err
+		}
+		return got.Access, got.Refresh, got.Expires, nil
+	})
+	if err != nil {
+		// No connection left: the person signs in again.
+		return "", false, nil
+	}
+	return t.Access, false, nil
+}
+
+// needsAuthorization records a server's challenge, and says on the call
+// what the person must do.
+func (e *Engine) needsAuthorization(ctx context.Context, c *store.Call, seq int, ae *mcpclient.AuthRequiredError) error {
+	if err := e.store.MarkOAuthRequired(ctx, c.ServerID, ae.ResourceMetadata, ae.Scope); err != nil {
+		return err
+	}
+	msg := c.ServerName + " needs you to sign in before it answers. Connect, and the call goes on by itself."
+	if ae.Status == 403 {
+		msg = c.ServerName + " needs more permissions (" + ae.Scope + ") than your connection gives. Connect again to grant them, and the call goes on by itself."
+	}
+	if c.ServerOAuthMode == store.OAuthShared {
+		msg = c.ServerName + " needs an administrator to sign in for everyone. The call goes on once they have."
+	}
+	return e.store.NeedAuthorization(ctx, c.ID, seq, msg)
+}

@@ -1,0 +1,286 @@
+package mcptest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// AuthServer is an OAuth 2.1 authorization server for tests, on loopback:
+// RFC 8414 (or only OpenID Connect) metadata, dynamic registration, Client
+// ID Metadata Documents, an authorization endpoint that approves at once,
+// PKCE S256, the resource parameter, one-time codes, refresh tokens and
+// RFC 9207's iss. It is strict where a real one is: anything a client gets
+// wrong is refused with the OAuth error a real server would send.
+type AuthServer struct {
+	URL string
+	srv *httptest.Server
+
+	mu sync.Mutex
+	// Settings a test may change between steps.
+	TokenTTL  time.Duration       // access tokens' lifetime; default an hour
+	WrongIss  bool                // send another issuer's iss back
+	OIDCOnly  bool                // publish only OpenID Connect discovery
+	NoIss     bool                // neither send iss nor advertise it
+	clients   map[string][]string // client id → redirect URIs
+	codes     map[string]*grant
+	access    map[string]*grant
+	refresh   map[string]*grant
+	Refreshes int // refresh grants served
+}
+
+type grant struct {
+	clientID, challenge, redirect, resource, scope string
+	used                                           bool
+	expires                                        time.Time
+}
+
+// NewAuthServer starts an authorization server for the test.
+func NewAuthServer(tb testing.TB) *AuthServer {
+	as := &AuthServer{TokenTTL: time.Hour, clients: map[string][]string{}, codes: map[string]*grant{},
+		access: map[string]*grant{}, refresh: map[string]*grant{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", as.metadata(false))
+	mux.HandleFunc("GET /.well-known/openid-configuration", as.metadata(true))
+	mux.HandleFunc("POST /register", as.register)
+	mux.HandleFunc("GET /authorize", as.authorize)
+	mux.HandleFunc("POST /token", as.token)
+	as.srv = httptest.NewServer(mux)
+	as.URL = as.srv.URL
+	tb.Cleanup(as.srv.Close)
+	return as
+}
+
+// Close stops the server, as an authorization server that went down.
+func (as *AuthServer) Close() { as.srv.Close() }
+
+// Set changes settings under the server's lock.
+func (as *AuthServer) Set(f func(as *AuthServer)) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	f(as)
+}
+
+// RefreshCount is how many refresh grants were served.
+func (as *AuthServer) RefreshCount() int {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.Refreshes
+}
+
+func random() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func asJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func oauthError(w http.ResponseWriter, code, desc string) {
+	asJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
+}
+
+func (as *AuthServer) metadata(oidc bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		as.mu.Lock()
+		oidcOnly, noIss := as.OIDCOnly, as.NoIss
+		as.mu.Unlock()
+		if !oidc && oidcOnly {
+			http.NotFound(w, r)
+			return
+		}
+		asJSON(w, http.StatusOK, map[string]any{
+			"issuer":                                         as.URL,
+			"authorization_endpoint":                         as.URL + "/authorize",
+			"token_endpoint":                                 as.URL + "/token",
+			"registration_endpoint":                          as.URL + "/register",
+			"response_types_supported":                       []string{"code"},
+			"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+			"code_challenge_methods_supported":               []string{"S256"},
+			"token_endpoint_auth_methods_supported":          []string{"none"},
+			"scopes_supported":                               []string{"mcp:tools", "mcp:admin", "offline_access"},
+			"client_id_metadata_document_supported":          false,
+			"authorization_response_iss_parameter_supported": !noIss,
+		})
+	}
+}
+
+func (as *AuthServer) register(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RedirectURIs []string `json:"redirect_uris"`
+		AuthMethod   string   `json:"token_endpoint_auth_method"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.RedirectURIs) == 0 {
+		oauthError(w, "invalid_client_metadata", "redirect_uris is required")
+		return
+	}
+	id := "client-" + random()
+	as.mu.Lock()
+	as.clients[id] = req.RedirectURIs
+	as.mu.Unlock()
+	asJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs,
+		"token_endpoint_auth_method": "none"})
+}
+
+// authorize approves at once, as a person who signs in and agrees would.
+func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	redirects, known := as.clients[q.Get("client_id")]
+	switch {
+	case !known:
+		http.Error(w, "unknown client_id", http.StatusBadRequest)
+		return
+	case !slices.Contains(redirects, q.Get("redirect_uri")):
+		http.Error(w, "redirect_uri not registered", http.StatusBadRequest)
+		return
+	}
+	back, _ := url.Parse(q.Get("redirect_uri"))
+	v := url.Values{"state": {q.Get("state")}}
+	iss := as.URL
+	if as.WrongIss {
+		iss = "http://evil.test"
+	}
+	if !as.NoIss {
+		v.Set("iss", iss)
+	}
+	switch {
+	case q.Get("response_type") != "code":
+		v.Set("error", "unsupported_response_type")
+	case q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
+		v.Set("error", "invalid_request")
+	case q.Get("resource") == "":
+		v.Set("error", "invalid_target")
+	default:
+		code := random()
+		as.codes[code] = &grant{clientID: q.Get("client_id"), challenge: q.Get("code_challenge"),
+			redirect: q.Get("redirect_uri"), resource: q.Get("resource"), scope: q.Get("scope")}
+		v.Set("code", code)
+	}
+	back.RawQuery = v.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+func (as *AuthServer) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, "invalid_request", "bad form")
+		return
+	}
+	f := r.PostForm
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	var g *grant
+	switch f.Get("grant_type") {
+	case "authorization_code":
+		g = as.codes[f.Get("code")]
+		if g == nil || g.used {
+			oauthError(w, "invalid_grant", "the code is unknown or was already used")
+			return
+		}
+		g.used = true
+		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
+		if base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge {
+			oauthError(w, "invalid_grant", "PKCE verification failed")
+			return
+		}
+		if f.Get("redirect_uri") != g.redirect || f.Get("client_id") != g.clientID {
+			oauthError(w, "invalid_grant", "redirect_uri or client_id does not match")
+			return
+		}
+	case "refresh_token":
+		g = as.refresh[f.Get("refresh_token")]
+		if g == nil || f.Get("client_id") != g.clientID {
+			oauthError(w, "invalid_grant", "unknown refresh token")
+			return
+		}
+		delete(as.refresh, f.Get("refresh_token")) // rotated: each is good once
+		as.Refreshes++
+	default:
+		oauthError(w, "unsupported_grant_type", "")
+		return
+	}
+	if f.Get("resource") != g.resource {
+		oauthError(w, "invalid_target", "resource does not match the authorization")
+		return
+	}
+	access := "at-" + random()
+	issued := *g
+	issued.expires = time.Now().Add(as.TokenTTL)
+	as.access[access] = &issued
+	out := map[string]any{"access_token": access, "token_type": "Bearer",
+		"expires_in": int(as.TokenTTL / time.Second), "scope": g.scope}
+	if strings.Contains(" "+g.scope+" ", " offline_access ") {
+		rt := "rt-" + random()
+		as.refresh[rt] = &issued
+		out["refresh_token"] = rt
+	}
+	asJSON(w, http.StatusOK, out)
+}
+
+// Check reports whether a bearer token is good for resource, and its scopes.
+func (as *AuthServer) Check(token, resource string) (scopes []string, ok bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	g := as.access[token]
+	if g == nil || g.resource != resource || time.Now().After(g.expires) {
+		return nil, false
+	}
+	return strings.Fields(g.scope), true
+}
+
+// Protect serves inner as an MCP server at /mcp that wants a token from as
+// with scope: 401 with a WWW-Authenticate pointing at its Protected Resource
+// Metadata without one, 403 insufficient_scope when a tool named in
+// stepUp is called without the extra scope mcp:admin. It returns the MCP
+// endpoint's URL.
+func Protect(tb testing.TB, as *AuthServer, inner http.Handler, scope string, stepUp ...string) string {
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	tb.Cleanup(srv.Close)
+	resource := srv.URL + "/mcp"
+	prm := srv.URL + "/.well-known/oauth-protected-resource/mcp"
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		asJSON(w, http.StatusOK, map[string]any{"resource": resource, "authorization_servers": []string{as.URL},
+			"scopes_supported": []string{scope}, "bearer_methods_supported": []string{"header"}})
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		scopes, ok := as.Check(token, resource)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+prm+`", scope="`+scope+`"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if len(stepUp) > 0 && !slices.Contains(scopes, "mcp:admin") {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			for _, tool := range stepUp {
+				if strings.Contains(string(body), `"name":"`+tool+`"`) {
+					w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="mcp:admin", resource_metadata="`+prm+`"`)
+					http.Error(w, "insufficient scope", http.StatusForbidden)
+					return
+				}
+			}
+		}
+		inner.ServeHTTP(w, r)
+	})
+	return resource
+}

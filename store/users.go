@@ -281,12 +281,12 @@ func (s *Store) UserByToken(ctx context.Context, secret string) (*User, error) {
 	)
 	rows, _ := s.pool.Query(ctx, `
 		select t.id as token_id, (t.last_used_at is null or t.last_used_at < now() - interval '1 minute') as stale,
-		       u.id, u.name, u.password_hash, u.is_admin, u.disabled, u.created_at, u.updated_at
+		       u.id, u.name, u.password_hash, u.is_admin, u.disabled, u.created_at, u.updated_at, u.time_zone
 		from api_tokens t join users u on u.id = t.user_id
 		where t.hash = $1 and t.revoked_at is null and not u.disabled`, sum[:])
 	u, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (*User, error) {
 		var u User
-		err := row.Scan(&tokenID, &stale, &u.ID, &u.Name, &u.PasswordHash, &u.IsAdmin, &u.Disabled, &u.CreatedAt, &u.UpdatedAt)
+		err := row.Scan(&tokenID, &stale, &u.ID, &u.Name, &u.PasswordHash, &u.IsAdmin, &u.Disabled, &u.CreatedAt, &u.UpdatedAt, &u.TimeZone)
 		return &u, err
 	})
 	if err != nil {

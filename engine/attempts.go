@@ -11,8 +11,7 @@ import (
 // observe records one MCP request: a row in attempts for the admin pages
 // and the request metrics. The error text is the client's, which carries
 // neither answers nor request state.
-func (e *Engine) observe(ctx context.Context, c *store.Call, seq int, start time.Time, out *mcpclient.Outcome, err error) {
-	d := time.Since(start)
+func (e *Engine) observe(ctx context.Context, c *store.Call, seq int, start time.Time, d time.Duration, out *mcpclient.Outcome, err error) {
 	a := store.AttemptRecord{
 		CallID: c.ID, Seq: seq, Instance: e.cfg.InstanceID, StartedAt: start,
 		DurationMs: int(d.Milliseconds()), Outcome: store.AttemptResult,

@@ -256,6 +256,23 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
 		srv.Protocol = c.ServerProtocol
 	}
+	if c.Method == mcpclient.MethodCallTool {
+		// Arguments marked x-mcp-header travel as Mcp-Param-* headers too.
+		schema, err := e.store.ToolHeaderSchema(ctx, c.ServerID, c.Target)
+		if err != nil {
+			return err
+		}
+		if ph := mcpclient.ParamHeaders(schema, c.Arguments); ph != nil {
+			merged := srv.Header.Clone()
+			if merged == nil {
+				merged = http.Header{}
+			}
+			for k, v := range ph {
+				merged[k] = v
+			}
+			srv.Header = merged
+		}
+	}
 	token, renewable, err := e.accessToken(ctx, c.ServerID, c.Owner, "")
 	if err != nil {
 		return err
@@ -283,8 +300,13 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		// This instance is stopping: the session goes with it.
 		return e.orphaned(ctx, c)
 	}
-	e.observe(ctx, c, seq, start, out, err)
-	log = log.With("duration", time.Since(start).Round(time.Millisecond))
+	// The outcome is stored first and the attempt's record after it: an
+	// instance that dies between the server's answer and the outcome's
+	// commit makes the rescued job send the request again, so nothing else
+	// may stand in that window.
+	took := time.Since(start)
+	defer e.observe(ctx, c, seq, start, took, out, err)
+	log = log.With("duration", took.Round(time.Millisecond))
 	switch {
 	case errors.As(err, &authErr):
 		log.InfoContext(ctx, "the server asks for authorization", "status", authErr.Status)
@@ -370,10 +392,13 @@ func describe(err error) (string, bool) {
 	var undeclared *mcpclient.UndeclaredError
 	var refused *mcpclient.HTTPError
 	var status *mcpclient.StatusError
+	var limit *mcpclient.LimitError
 	var redirect *mcpclient.RedirectError
 	switch {
 	case errors.As(err, &redirect):
 		return "The call failed: " + redirect.Error() + ".", false
+	case errors.As(err, &limit):
+		return "The call failed: " + limit.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):
 		return "The server's answer was larger than this client accepts.", false
 	case errors.As(err, &refused):

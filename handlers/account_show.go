@@ -2,9 +2,11 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
 
@@ -15,13 +17,20 @@ func (h *Handler) accountShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	conns, err := h.connectionRows(c.Request().Context(), u.Name, func(c store.Connection) string {
+		return "/servers/" + url.PathEscape(c.Server) + "/disconnect"
+	})
+	if err != nil {
+		return err
+	}
 	vm := views.AccountVM{
-		Sessions: sessions,
-		Name:     u.Name,
-		IsAdmin:  u.IsAdmin,
-		Since:    u.CreatedAt,
-		Flash:    flashFromQuery(c),
-		Zone:     views.ZoneVM{Value: u.TimeZone, Showing: views.ZoneOf(c.Request().Context())},
+		Connections: conns,
+		Sessions:    sessions,
+		Name:        u.Name,
+		IsAdmin:     u.IsAdmin,
+		Since:       u.CreatedAt,
+		Flash:       flashFromQuery(c),
+		Zone:        views.ZoneVM{Value: u.TimeZone, Showing: views.ZoneOf(c.Request().Context())},
 	}
 	return render(c, http.StatusOK, views.AccountPage(vm))
 }

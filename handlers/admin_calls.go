@@ -97,7 +97,7 @@ func (h *Handler) adminCalls(c echo.Context) error {
 	}
 	for _, call := range calls {
 		row := views.AdminCallRowVM{
-			Href: "/admin/calls/" + call.ID, Target: call.Target, Server: call.ServerName, Owner: call.Owner,
+			Href: "/admin/calls/" + call.ID, Target: preview(call.Target, previewName), Server: call.ServerName, Owner: call.Owner,
 			Status: call.Status, Created: call.CreatedAt, ExpiresAt: call.ExpiresAt,
 		}
 		if call.RoundStatus != nil {

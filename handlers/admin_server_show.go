@@ -44,6 +44,8 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 		Protocol: s.ProtocolVersion, Base: "/admin/servers/" + url.PathEscape(s.Name),
 		Sampling: s.Sampling, Roots: s.Roots, RootsText: rootsText(store.ParseRoots(s.RootsList)),
 		ProtocolPin: cmp.Or(s.Protocol, "auto"),
+		OAuth: views.AdminOAuthVM{Action: "/admin/servers/" + url.PathEscape(s.Name) + "/oauth", Mode: s.OAuthMode,
+			ClientID: s.OAuthClientID, HasSecret: s.OAuthClientSecretEnc != nil, Required: s.OAuthRequired},
 	}
 	if s.RoundTTL > 0 {
 		vm.RoundTTL = shortDuration(s.RoundTTL)

@@ -25,6 +25,7 @@ var headerNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$")
 var adminNotices = map[string]string{
 	"added":     "Added. It is usable on every instance now.",
 	"saved":     "Saved.",
+	"oauth":     "Sign-in settings saved.",
 	"enabled":   "Enabled: people can start calls on it again.",
 	"disabled":  "Disabled: no new calls start on it; calls already started go on.",
 	"removed":   "Removed.",

@@ -34,6 +34,10 @@ func (h *Handler) homeShow(c echo.Context) error {
 			if err != nil {
 				s.Error = "The tools of this server could not be listed: " + err.Error()
 			}
+			if len(tools) > listServerTools {
+				s.MoreTools = len(tools) - listServerTools
+				tools = tools[:listServerTools]
+			}
 			for _, t := range tools {
 				title := t.Title
 				if title == "" && t.Annotations != nil {
@@ -43,7 +47,7 @@ func (h *Handler) homeShow(c echo.Context) error {
 					title = t.Name
 				}
 				s.Tools = append(s.Tools, views.ToolVM{
-					Name: t.Name, Title: title, Description: t.Description,
+					Name: t.Name, Title: preview(title, previewName), Description: preview(t.Description, previewText),
 					Href: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(t.Name),
 				})
 			}
@@ -65,7 +69,7 @@ func (h *Handler) homeShow(c echo.Context) error {
 	}
 	for _, call := range calls {
 		vm.Recent = append(vm.Recent, views.CallSummary{
-			Href: "/calls/" + call.ID, Server: call.ServerName, Target: cmp.Or(call.Title, call.Target),
+			Href: "/calls/" + call.ID, Server: call.ServerName, Target: preview(cmp.Or(call.Title, call.Target), previewName),
 			Status: call.Status, Created: call.CreatedAt, Outcome: outcomes[call.ID],
 		})
 	}

@@ -18,7 +18,7 @@ func (h *Handler) inboxShow(c echo.Context) error {
 	var vm views.InboxVM
 	for _, it := range items {
 		vm.Items = append(vm.Items, views.InboxItemVM{
-			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: cmp.Or(it.Title, it.Target),
+			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: preview(cmp.Or(it.Title, it.Target), previewName),
 			Questions: questionSummaries(it.InputRequests), ExpiresAt: it.ExpiresAt, Created: it.CreatedAt,
 		})
 	}

@@ -466,10 +466,14 @@ func questionSummaries(raw json.RawMessage) []string {
 		if p.Message == "" {
 			p.Message = kindSummary(q)
 		}
+		if len(out) == listQuestions {
+			out = append(out, fmt.Sprintf("and %d more questions", len(qs)-listQuestions))
+			break
+		}
 		if p.Message != "" {
-			out = append(out, p.Message)
+			out = append(out, preview(p.Message, previewText))
 		} else {
-			out = append(out, q.Key)
+			out = append(out, preview(q.Key, previewName))
 		}
 	}
 	return out

@@ -103,6 +103,9 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/calls/:id/rounds/:seq/cancel", h.adminRoundCancel)
 	admin.GET("/audit", h.adminAuditShow)
 	admin.GET("/instances", h.adminInstances)
+	admin.GET("/connections", h.adminConnections)
+	admin.POST("/connections/revoke", h.adminConnectionRevoke)
+	admin.POST("/servers/:server/oauth", h.adminServerOAuth)
 
 	// Every address a form posts to also answers GET, with the page it
 	// belongs to: the address bar after a failed check, a bookmark or a

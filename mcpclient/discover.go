@@ -46,6 +46,10 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *
 						return nil, err
 					}
 				}
+				if err := checkQuestion("elicitation", params); err != nil {
+					// Refused to the server, which ends the call its way.
+					return nil, err
+				}
 				kind := KindForm
 				if req.Params.Mode == "url" {
 					kind = KindURL

@@ -240,6 +240,9 @@ func (c *Client) outcome(result json.RawMessage, caps Capabilities) (*Outcome, e
 		if err != nil {
 			return nil, err
 		}
+		if err := checkRound(env.InputRequests, qs); err != nil {
+			return nil, err
+		}
 		if err := caps.check(qs); err != nil {
 			return nil, err
 		}

@@ -18,7 +18,9 @@ type ServerVM struct {
 	URL   string
 	Href  string // the server's page
 	Tools []ToolVM
-	Error string
+	// MoreTools is how many tools the list leaves out; the server page has them all.
+	MoreTools int
+	Error     string
 }
 
 // ToolVM is one tool in a list.

@@ -5,6 +5,7 @@
 //
 //	go run ./cmd/loadgen                 # throughput and latency
 //	go run ./cmd/loadgen -scale 1000000  # inbox and call page with a million stored rounds
+//	go run ./cmd/loadgen -chaos 30m      # kills and restarts under load: nothing may be lost
 package main
 
 import (
@@ -31,6 +32,7 @@ type options struct {
 	modes     string
 	scale     int
 	short     bool
+	chaos     time.Duration
 }
 
 func main() {
@@ -45,6 +47,7 @@ func main() {
 	flag.StringVar(&o.modes, "modes", "baseline,api,html,half", "what to measure: baseline, api, html, half (api at half the peak rate)")
 	flag.IntVar(&o.scale, "scale", 0, "instead: seed this many stored rounds and measure the inbox and call page")
 	flag.BoolVar(&o.short, "short", false, "a few seconds in all, to check that the benchmark works")
+	flag.DurationVar(&o.chaos, "chaos", 0, "instead: a chaos run this long (instances killed, Postgres restarted); see chaos.go")
 	flag.Parse()
 	if o.short {
 		o.duration, o.warmup, o.runs, o.users = time.Second, 200*time.Millisecond, 1, 4
@@ -54,6 +57,20 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if o.chaos > 0 {
+		users := false
+		flag.Visit(func(f *flag.Flag) { users = users || f.Name == "users" })
+		if !users {
+			o.users = 8
+		}
+		rep, err := runChaos(ctx, o, o.chaos)
+		rep.print()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"sync"
@@ -235,4 +236,92 @@ func (c *client) disconnectAndConnect(base, server string) {
 	authz := c.follow(base+"/servers/"+server+"/connect", http.StatusSeeOther)
 	callback := c.follow(authz.String(), http.StatusFound)
 	c.follow(callback.String(), http.StatusSeeOther)
+}
+
+// TestOAuthSharedStepUpAndAdmin covers the rest of the people's side: a
+// step-up when the server wants more scopes, the account page and the
+// admin's list of connections with Revoke, and a server an admin connects
+// once for everyone.
+func TestOAuthSharedStepUpAndAdmin(t *testing.T) {
+	t.Parallel()
+	as := mcptest.NewAuthServer(t)
+	as.Set(func(as *mcptest.AuthServer) { as.OIDCOnly = true }) // the other discovery mechanism
+	inner := demo.Handler(demo.Options{Secret: []byte("test secret, shared by every instance")})
+	guarded := mcptest.Protect(t, as, inner, "mcp:tools", "book_flight")
+	db := newDatabase(t)
+	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "guarded=" + guarded}, nil)
+	base := inst.URL
+	c := newClient(t, db)
+	c.login(base, "admin", adminPassword)
+
+	// Step-up: connected with mcp:tools, the tool wants mcp:admin as well.
+	c.disconnectAndConnectFirst(base, "guarded")
+	call := c.start(base, `{"server":"guarded","tool":"book_flight"}`)
+	c.waitFor(base, call.ID, 10*time.Second, func(x apiCall) bool { return x.Status == "authorization_required" })
+	if got := c.callAuth(base, call.ID); got.Error == nil || !strings.Contains(got.Error.Message, "more permissions") {
+		t.Fatalf("step-up call: %+v", got.Error)
+	}
+	authz := c.follow(base+"/servers/guarded/connect?call="+call.ID, http.StatusSeeOther)
+	if scopes := strings.Fields(authz.Query().Get("scope")); !slicesHas(scopes, "mcp:tools", "mcp:admin", "offline_access") {
+		t.Fatalf("step-up scope %q, want what was granted and what is challenged", authz.Query().Get("scope"))
+	}
+	c.follow(c.follow(authz.String(), http.StatusFound).String(), http.StatusSeeOther)
+	c.waitFor(base, call.ID, 10*time.Second, roundIs(1))
+
+	// The account page lists the connection; the admin page too, with Revoke.
+	if _, page := c.do("GET", base+"/account", "", ""); !strings.Contains(string(page), `data-testid="connection-row"`) ||
+		!strings.Contains(string(page), as.URL) {
+		t.Fatalf("account page does not list the connection:\n%s", page)
+	}
+	if _, page := c.do("GET", base+"/admin/connections", "", ""); !strings.Contains(string(page), ">admin<") {
+		t.Fatalf("admin connections page:\n%s", page)
+	}
+	if status, body := c.post(base+"/admin/connections/revoke", url.Values{"server": {"guarded"}, "owner": {"admin"}}); status != http.StatusSeeOther {
+		t.Fatalf("revoke: %d %s", status, body)
+	}
+	if got := c.serverAuth(base, "guarded"); got != "required" {
+		t.Fatalf("after revoking: %q, want required", got)
+	}
+
+	// Shared: an admin connects once for everyone; a person cannot.
+	if status, body := c.post(base+"/admin/servers/guarded/oauth", url.Values{"mode": {"shared"}}); status != http.StatusSeeOther {
+		t.Fatalf("oauth settings: %d %s", status, body)
+	}
+	addUser(t, db, "bea", "bea's long password")
+	bea := &client{t: t, token: newToken(t, db, "bea")}
+	bea.jar, _ = cookiejar.New(nil)
+	bea.login(base, "bea", "bea's long password")
+	waiting := bea.start(base, `{"server":"guarded","tool":"book_flight"}`)
+	bea.waitFor(base, waiting.ID, 10*time.Second, func(x apiCall) bool { return x.Status == "authorization_required" })
+	if status, _ := bea.do("GET", base+"/servers/guarded/connect", "", ""); status != http.StatusForbidden {
+		t.Fatalf("a person connecting a shared server: %d, want 403", status)
+	}
+	authz = c.follow(base+"/servers/guarded/connect", http.StatusSeeOther)
+	c.follow(c.follow(authz.String(), http.StatusFound).String(), http.StatusSeeOther)
+	bea.waitFor(base, waiting.ID, 10*time.Second, roundIs(1))
+	if got := bea.serverAuth(base, "guarded"); got != "connected" {
+		t.Fatalf("bea on a shared connection: %q, want connected", got)
+	}
+}
+
+func slicesHas(have []string, want ...string) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			found = found || h == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// disconnectAndConnectFirst connects to a server that has not asked yet:
+// the tool list on the home page meets the 401 first.
+func (c *client) disconnectAndConnectFirst(base, server string) {
+	c.t.Helper()
+	c.do("GET", base+"/", "", "")
+	authz := c.follow(base+"/servers/"+server+"/connect", http.StatusSeeOther)
+	c.follow(c.follow(authz.String(), http.StatusFound).String(), http.StatusSeeOther)
 }

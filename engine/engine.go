@@ -200,7 +200,7 @@ func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestAr
 	var snooze *river.JobSnoozeError
 	if err != nil && job.Attempt >= job.MaxAttempts && !errors.As(err, &snooze) {
 		// Last attempt: say so on the call rather than leave it running.
-		msg := "The request could not be completed: " + err.Error()
+		msg := "The request could not be completed; you can retry." + mcpclient.DetailSeparator + err.Error()
 		if ferr := w.e.store.FailCall(context.WithoutCancel(ctx), job.Args.CallID, job.Args.Seq, msg, true); ferr != nil {
 			w.e.log.ErrorContext(ctx, "failing call after last attempt", "call_id", job.Args.CallID, "err", ferr)
 		}
@@ -423,7 +423,8 @@ func describe(err error) (string, bool) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return "The server did not answer in time. Your answers are kept; you can retry.", true
 		}
-		return "The server could not be reached (" + unreachable.Err.Error() + "). Your answers are kept; you can retry.", true
+		return "The server could not be reached. " + mcpclient.Explain(unreachable.Err) +
+			" Your answers are kept; you can retry." + mcpclient.DetailSeparator + unreachable.Err.Error(), true
 	case errors.As(err, &server):
 		return "The server refused the request: " + server.Message, true
 	case errors.As(err, &undeclared):
@@ -433,6 +434,6 @@ func describe(err error) (string, bool) {
 		}
 		return msg, false
 	default:
-		return "The call failed: " + err.Error(), true
+		return mcpclient.WithDetail("The call failed.", err), true
 	}
 }

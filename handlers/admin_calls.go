@@ -2,8 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -48,15 +46,16 @@ var callStatuses = []string{
 }
 
 // adminCalls lists the calls of everyone, filtered by status, server, user
-// and age, fifty to a page.
+// and age, fifty to a page, read by key.
 func (h *Handler) adminCalls(c echo.Context) error {
 	ctx := c.Request().Context()
 	q := c.QueryParams()
-	page, _ := strconv.Atoi(q.Get("page"))
-	page = max(page, 1)
 	f := store.CallFilter{
 		Status: q.Get("status"), Server: q.Get("server"), Owner: q.Get("user"),
-		Offset: (page - 1) * adminPageSize, Limit: adminPageSize + 1,
+		Sort: q.Get("sort"), Page: keyset(q, adminPageSize),
+	}
+	if f.Sort != store.CallsOldest {
+		f.Sort = store.CallsNewest
 	}
 	now := time.Now()
 	switch age := q.Get("age"); age {
@@ -78,9 +77,11 @@ func (h *Handler) adminCalls(c echo.Context) error {
 		return err
 	}
 	vm := views.AdminCallsVM{
-		Status: f.Status, Server: f.Server, User: f.Owner, Age: q.Get("age"), Page: page,
+		Status: f.Status, Server: f.Server, User: f.Owner, Age: q.Get("age"), Sort: f.Sort,
 		Ages: append(ageOptions(), views.OptionVM{Value: "older1d", Label: "More than a day ago"},
 			views.OptionVM{Value: "older7d", Label: "More than a week ago"}),
+		Sorts: []views.OptionVM{{Value: store.CallsNewest, Label: "Newest first"}, {Value: store.CallsOldest, Label: "Oldest first"}},
+		Notice: endNotice(q),
 	}
 	for _, s := range callStatuses {
 		vm.Statuses = append(vm.Statuses, views.OptionVM{Value: s, Label: statusText(s)})
@@ -88,33 +89,26 @@ func (h *Handler) adminCalls(c echo.Context) error {
 	for _, s := range servers {
 		vm.Servers = append(vm.Servers, s.Name)
 	}
-	if len(calls) > adminPageSize {
-		calls = calls[:adminPageSize]
-		vm.NextHref = pageHref(q, page+1)
-	}
-	if page > 1 {
-		vm.PrevHref = pageHref(q, page-1)
-	}
+	calls, vm.PrevHref, vm.NextHref = paged(calls, f.Page, "/admin/calls", q,
+		func(a store.AdminCall) store.Cursor { return store.Cursor{At: a.CreatedAt, ID: a.ID} })
 	for _, call := range calls {
-		row := views.AdminCallRowVM{
-			Href: "/admin/calls/" + call.ID, Target: preview(call.Target, previewName), Server: call.ServerName, Owner: call.Owner,
-			Status: call.Status, Created: call.CreatedAt, ExpiresAt: call.ExpiresAt,
-		}
-		if call.RoundStatus != nil {
-			row.RoundStatus = *call.RoundStatus
-		}
-		vm.Rows = append(vm.Rows, row)
+		vm.Rows = append(vm.Rows, adminCallRow(call))
 	}
 	return render(c, http.StatusOK, views.AdminCallsPage(vm))
 }
 
-func pageHref(q url.Values, page int) string {
-	out := url.Values{}
-	for k, v := range q {
-		out[k] = v
+func adminCallRow(call store.AdminCall) views.AdminCallRowVM {
+	row := views.AdminCallRowVM{
+		ID: call.ID, Href: "/admin/calls/" + call.ID, Target: preview(call.Target, previewName), Server: call.ServerName, Owner: call.Owner,
+		Status: call.Status, Created: call.CreatedAt, ExpiresAt: call.ExpiresAt,
 	}
-	out.Set("page", strconv.Itoa(page))
-	return "/admin/calls?" + out.Encode()
+	if call.RoundStatus != nil {
+		row.RoundStatus = *call.RoundStatus
+	}
+	if call.Status == store.CallInputRequired && row.RoundStatus == store.RoundPending {
+		row.WaitingFor = call.Owner
+	}
+	return row
 }
 
 // statusText words a call status for a filter.

@@ -149,7 +149,7 @@ func (h *Handler) adminServerCheck(c echo.Context) error {
 	d, err := h.engine.MCP().Discover(ctx, srv)
 	h.audit(c, "server.checked", vm.Name, map[string]any{"ok": err == nil})
 	if err != nil {
-		vm.CheckError = "The server could not be checked: " + err.Error()
+		vm.CheckError = mcpclient.WithDetail("The server could not be checked.", err)
 		return render(c, http.StatusOK, views.AdminServerPage(*vm))
 	}
 	var caps bytes.Buffer
@@ -182,7 +182,7 @@ func (h *Handler) adminServerRefresh(c echo.Context) error {
 		if verr != nil {
 			return verr
 		}
-		vm.Error = "The tools could not be listed: " + err.Error()
+		vm.Error = mcpclient.WithDetail("The tools could not be listed.", err)
 		return render(c, http.StatusOK, views.AdminServerPage(*vm))
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/servers/"+url.PathEscape(name)+"?done=refreshed")

@@ -30,10 +30,9 @@ var adminNotices = map[string]string{
 	"disabled":  "Disabled: no new calls start on it; calls already started go on.",
 	"removed":   "Removed.",
 	"refreshed": "The tools were listed again.",
-	"expired":   "The round was expired; the person's page says so.",
-	"cancelled": "The call was cancelled; the person's page says so.",
+	"expired":   "The waiting round was expired and the call ended expired; the person's page says so, with your reason, which is in the audit log.",
+	"cancelled": "The call was cancelled; the person's page says so, with your reason, which is in the audit log.",
 	"retried":   "The call was queued again with its stored answers.",
-	"user":      "Done.",
 }
 
 // adminServers lists every server, enabled or not, with the add form.

@@ -14,7 +14,25 @@ import (
 
 // adminUsers lists the users with the add form.
 func (h *Handler) adminUsers(c echo.Context) error {
-	return h.renderUsers(c, http.StatusOK, views.AdminUsersVM{Notice: adminNotices[c.QueryParam("done")]})
+	notice := adminNotices[c.QueryParam("done")]
+	if f, ok := userNotices[c.QueryParam("done")]; ok {
+		notice = strings.ReplaceAll(f, "NAME", c.QueryParam("user"))
+	}
+	return h.renderUsers(c, http.StatusOK, views.AdminUsersVM{Notice: notice})
+}
+
+// userNotices say what the last action on a user did; NAME is the user.
+var userNotices = map[string]string{
+	"user-added":    "Added NAME. They can sign in now.",
+	"user-disabled": "Disabled NAME: their sessions and API tokens stop working at their next request.",
+	"user-enabled":  "Enabled NAME again: they can sign in and use their API tokens.",
+	"admin-granted": "NAME is an administrator now.",
+	"admin-revoked": "NAME is no longer an administrator.",
+	"password-set":  "Set a new password for NAME. Tell them over a channel you trust.",
+}
+
+func userDone(c echo.Context, done, name string) error {
+	return c.Redirect(http.StatusSeeOther, "/admin/users?"+url.Values{"done": {done}, "user": {name}}.Encode())
 }
 
 func (h *Handler) renderUsers(c echo.Context, status int, vm views.AdminUsersVM) error {
@@ -51,7 +69,7 @@ func (h *Handler) adminUserCreate(c echo.Context) error {
 		return err
 	}
 	h.audit(c, "user.added", name, map[string]any{"admin": admin})
-	return c.Redirect(http.StatusSeeOther, "/admin/users?done=user")
+	return userDone(c, "user-added", name)
 }
 
 // adminUserDisable disables or enables a user; a disabled user's session
@@ -66,7 +84,7 @@ func (h *Handler) adminUserDisable(c echo.Context) error {
 		return err
 	}
 	h.audit(c, map[bool]string{true: "user.disabled", false: "user.enabled"}[disabled], name, nil)
-	return c.Redirect(http.StatusSeeOther, "/admin/users?done=user")
+	return userDone(c, map[bool]string{true: "user-disabled", false: "user-enabled"}[disabled], name)
 }
 
 // adminUserAdmin grants or takes away admin rights.
@@ -80,7 +98,7 @@ func (h *Handler) adminUserAdmin(c echo.Context) error {
 		return err
 	}
 	h.audit(c, map[bool]string{true: "user.admin_granted", false: "user.admin_revoked"}[admin], name, nil)
-	return c.Redirect(http.StatusSeeOther, "/admin/users?done=user")
+	return userDone(c, map[bool]string{true: "admin-granted", false: "admin-revoked"}[admin], name)
 }
 
 // adminUserPassword sets a new password for a user.
@@ -95,5 +113,5 @@ func (h *Handler) adminUserPassword(c echo.Context) error {
 		return err
 	}
 	h.audit(c, "user.password_reset", name, nil)
-	return c.Redirect(http.StatusSeeOther, "/admin/users?done=user")
+	return userDone(c, "password-set", name)
 }

@@ -94,8 +94,8 @@ func setUser(c echo.Context, u *store.User) {
 // isPublic lists what is reachable without signing in, besides /login.
 // The built-in demo MCP server checks a bearer key of its own.
 func isPublic(path string) bool {
-	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/demo/mcp" ||
-		path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json"
+	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" ||
+		path == "/demo/mcp" || path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json"
 }
 
 // session loads the visitor's session, starting a fresh one when the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/views"
 )
 
@@ -32,7 +33,7 @@ func (h *Handler) homeShow(c echo.Context) error {
 			defer cancel()
 			tools, err := h.engine.Tools(tctx, srv)
 			if err != nil {
-				s.Error = "The tools of this server could not be listed: " + err.Error()
+				s.Error = mcpclient.WithDetail("The tools of this server could not be listed.", err)
 			}
 			if len(tools) > listServerTools {
 				s.MoreTools = len(tools) - listServerTools

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -27,5 +29,24 @@ func TestPreview(t *testing.T) {
 	huge := strings.Repeat("x", 5<<20)
 	if got := preview(huge, previewText); len(got) > previewText+len("…") {
 		t.Errorf("a 5 MB message previews as %d bytes", len(got))
+	}
+}
+
+// TestInboxSummaries: an inbox entry stays short however long the
+// server's messages and however many its questions.
+func TestInboxSummaries(t *testing.T) {
+	var parts []string
+	for i := range 7 {
+		msg := fmt.Sprintf("Question %d: %s", i, strings.Repeat("long ", 3000))
+		parts = append(parts, fmt.Sprintf(`"q%d":{"method":"elicitation/create","params":{"mode":"form","message":%q,"requestedSchema":{"type":"object","properties":{}}}}`, i, msg))
+	}
+	got := questionSummaries(json.RawMessage("{" + strings.Join(parts, ",") + "}"))
+	if len(got) != listQuestions+1 || got[listQuestions] != "and 2 more questions" {
+		t.Fatalf("summaries = %d, last %q", len(got), got[len(got)-1])
+	}
+	for _, s := range got[:listQuestions] {
+		if !strings.HasPrefix(s, "Question ") || !strings.HasSuffix(s, "…") || len([]rune(s)) > previewText+1 {
+			t.Errorf("summary %.40q… is %d characters", s, len([]rune(s)))
+		}
 	}
 }

@@ -27,12 +27,21 @@ func (h *Handler) Routes() *echo.Echo {
 	e.Use(h.observe)
 	e.Use(securityHeaders)
 	e.Use(middleware.Recover())
+	// Pages, fragments, JSON and static files go out gzipped to browsers that
+	// accept it; the demo's MCP endpoint streams events and is left alone.
+	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
+		MinLength: 1024,
+		Skipper:   func(c echo.Context) bool { return c.Request().URL.Path == "/demo/mcp" },
+	}))
 	e.Use(middleware.BodyLimit(maxBody))
 	e.Use(h.authenticate)
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", static.Handler())))
+	e.GET("/favicon.ico", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, static.Path("favicon.svg"))
+	})
 	if h.demo != nil {
 		e.Any("/demo/mcp", echo.WrapHandler(h.demo))
 	}
@@ -60,6 +69,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.GET("/oauth/callback", h.oauthCallback)
 	e.GET("/oauth/client-metadata.json", h.oauthClientMetadata)
 	e.POST("/servers/:server/tools/:tool", h.callCreate)
+	e.GET("/calls", h.callList)
 	e.GET("/calls/:id", h.callShow)
 	e.GET("/calls/:id/live", h.callLive)
 	e.GET("/calls/:id/watch", h.callWatch)
@@ -97,6 +107,7 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/users/:name/admin", h.adminUserAdmin)
 	admin.POST("/users/:name/password", h.adminUserPassword)
 	admin.GET("/calls", h.adminCalls)
+	admin.POST("/calls/end", h.adminCallsEnd)
 	admin.GET("/calls/:id", h.adminCallShow)
 	admin.POST("/calls/:id/retry", h.adminCallRetry)
 	admin.POST("/calls/:id/rounds/:seq/expire", h.adminRoundExpire)

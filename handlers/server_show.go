@@ -63,13 +63,13 @@ func (h *Handler) serverPageVM(ctx context.Context, srv *store.Server) views.Ser
 	})
 	wg.Wait()
 	if toolsErr != nil {
-		vm.ToolsError = "The tools of this server could not be listed: " + toolsErr.Error()
+		vm.ToolsError = mcpclient.WithDetail("The tools of this server could not be listed.", toolsErr)
 	}
 	for _, t := range tools {
 		vm.Tools = append(vm.Tools, toolVM(srv.Name, t))
 	}
 	if catalogErr != nil {
-		vm.CatalogError = "The prompts and resources of this server could not be listed: " + catalogErr.Error()
+		vm.CatalogError = mcpclient.WithDetail("The prompts and resources of this server could not be listed.", catalogErr)
 		return vm
 	}
 	for _, p := range catalog.Prompts {

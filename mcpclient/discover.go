@@ -97,6 +97,12 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *
 		DisableStandaloneSSE: srv.Held == nil,
 		MaxRetries:           -1,
 	}
+	if srv.Held != nil {
+		// A held session's server may close an SSE stream gracefully
+		// (after an event id and a retry field) and expect us back: the
+		// go-sdk then reconnects with GET and Last-Event-ID.
+		transport.MaxRetries = 0 // its default, five tries
+	}
 	connectCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})

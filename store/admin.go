@@ -174,8 +174,16 @@ type CallFilter struct {
 	// StartedAfter and StartedBefore bound when calls started; zero is open.
 	StartedAfter  time.Time
 	StartedBefore time.Time
-	Offset, Limit int
+	// Sort is the order: CallsNewest (the default) or CallsOldest.
+	Sort string
+	Page Keyset
 }
+
+// The orders of the calls of everyone.
+const (
+	CallsNewest = "newest"
+	CallsOldest = "oldest"
+)
 
 // AdminCall is a line of the calls of everyone.
 type AdminCall struct {
@@ -194,11 +202,13 @@ type AdminCall struct {
 	ExpiresAt   *time.Time `db:"expires_at"`
 }
 
-// AdminCalls lists calls of everyone, newest first.
+// AdminCalls lists a page of the calls of everyone, in f.Sort's order.
 func (s *Store) AdminCalls(ctx context.Context, f CallFilter) ([]AdminCall, error) {
-	if f.Limit <= 0 {
-		f.Limit = 50
+	if f.Page.Limit <= 0 {
+		f.Page.Limit = 50
 	}
+	args := []any{f.Status, f.Server, f.Owner, nullTime(f.StartedAfter), nullTime(f.StartedBefore)}
+	where, order, reversed := keysetSQL("created_at", f.Sort == CallsOldest, f.Page, &args)
 	rows, _ := s.pool.Query(ctx, `
 		select c.id::text as id, s.name as server_name, c.owner, c.method, c.target, c.status, c.current_seq,
 		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at
@@ -210,9 +220,31 @@ func (s *Store) AdminCalls(ctx context.Context, f CallFilter) ([]AdminCall, erro
 		  and ($3 = '' or c.owner = $3)
 		  and ($4::timestamptz is null or c.created_at >= $4)
 		  and ($5::timestamptz is null or c.created_at < $5)
-		order by c.created_at desc, c.id
-		offset $6 limit $7`,
-		f.Status, f.Server, f.Owner, nullTime(f.StartedAfter), nullTime(f.StartedBefore), f.Offset, f.Limit)
+		  and `+where+` `+order, args...)
+	calls, err := pgx.CollectRows(rows, pgx.RowToStructByName[AdminCall])
+	if reversed {
+		reverse(calls)
+	}
+	return calls, err
+}
+
+// AdminCallsByID returns the calls with the given ids, as the list shows
+// them; ids that are not calls are left out.
+func (s *Store) AdminCallsByID(ctx context.Context, ids []string) ([]AdminCall, error) {
+	valid := ids[:0:0]
+	for _, id := range ids {
+		if isUUID(id) {
+			valid = append(valid, id)
+		}
+	}
+	rows, _ := s.pool.Query(ctx, `
+		select c.id::text as id, s.name as server_name, c.owner, c.method, c.target, c.status, c.current_seq,
+		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at
+		from calls c
+		join servers s on s.id = c.server_id
+		left join rounds r on r.call_id = c.id and r.seq = c.current_seq
+		where c.id = any($1::uuid[])
+		order by c.created_at desc, c.id`, valid)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[AdminCall])
 }
 
@@ -252,15 +284,19 @@ func (s *Store) Attempts(ctx context.Context, callID string) ([]AttemptRecord, e
 }
 
 // EndRound ends a pending round early, as an operator: status is
-// RoundExpired or RoundCancelled, and the call ends the same way. The
+// RoundExpired or RoundCancelled, and the call ends the same way, its
+// message giving the operator's reason. The
 // guarded update lets it happen once; a round no longer pending is
 // ErrConflict. The audit entry is written in the same transaction.
-func (s *Store) EndRound(ctx context.Context, callID string, seq int, status string, entry AuditEntry) error {
+func (s *Store) EndRound(ctx context.Context, callID string, seq int, status, reason string, entry AuditEntry) error {
 	msg := "An administrator expired this round before it was answered."
 	if status == RoundCancelled {
 		msg = "An administrator cancelled this call."
 	} else if status != RoundExpired {
 		return &Error{Kind: ErrInvalid, Message: "A round can only be expired or cancelled."}
+	}
+	if reason != "" {
+		msg += " The reason given: " + reason
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `update rounds set status = $3 where call_id = $1 and seq = $2 and status = 'pending'`,

@@ -189,10 +189,10 @@ func TestEndRoundOnce(t *testing.T) {
 	}
 	id := adminPendingRound(t, st, srv, time.Now().Add(time.Hour))
 	entry := store.AuditEntry{Instance: "i", Actor: "root", Action: "admin.round.cancelled", Target: id}
-	if err := st.EndRound(ctx, id, 1, store.RoundCancelled, entry); err != nil {
+	if err := st.EndRound(ctx, id, 1, store.RoundCancelled, "", entry); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.EndRound(ctx, id, 1, store.RoundExpired, entry); err == nil {
+	if err := st.EndRound(ctx, id, 1, store.RoundExpired, "", entry); err == nil {
 		t.Error("a round ended twice")
 	}
 	call, err := st.Call(ctx, id)

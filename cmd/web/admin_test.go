@@ -430,10 +430,23 @@ func TestAuditTrail(t *testing.T) {
 	toCancel := person.startCall(inst.URL, "approve", `{}`)
 	for id, action := range map[string]string{toExpire.ID: "expire", toCancel.ID: "cancel"} {
 		person.waitFor(inst.URL, id, 10*time.Second, roundIs(1))
-		if status, _ := c.post(inst.URL+"/admin/calls/"+id+"/rounds/1/"+action, url.Values{}); status != http.StatusSeeOther {
+		// The button asks first, and a confirmation without a reason is
+		// asked again; neither ends anything.
+		path := inst.URL + "/admin/calls/" + id + "/rounds/1/" + action
+		if status, body := c.post(path, url.Values{}); status != http.StatusOK || !bytes.Contains(body, []byte(`data-testid="confirm-form"`)) {
+			t.Fatalf("admin %s without confirming: %d, want the confirmation page\n%s", action, status, body)
+		}
+		if status, _ := c.post(path, url.Values{"confirm": {"yes"}, "reason": {"  "}}); status != http.StatusUnprocessableEntity {
+			t.Fatalf("admin %s without a reason: %d, want 422", action, status)
+		}
+		if got := person.waitFor(inst.URL, id, time.Second, roundIs(1)); got.Status != "input_required" {
+			t.Fatalf("the round ended before the admin confirmed: %s", got.Status)
+		}
+		reason := url.Values{"confirm": {"yes"}, "reason": {"Left over from the " + action + " drill"}}
+		if status, _ := c.post(path, reason); status != http.StatusSeeOther {
 			t.Fatalf("admin %s: %d", action, status)
 		}
-		if status, _ := c.post(inst.URL+"/admin/calls/"+id+"/rounds/1/"+action, url.Values{}); status != http.StatusConflict {
+		if status, _ := c.post(path, reason); status != http.StatusConflict {
 			t.Errorf("admin %s twice: %d, want 409", action, status)
 		}
 	}
@@ -442,7 +455,8 @@ func TestAuditTrail(t *testing.T) {
 			t.Errorf("API: %s, want %s", got.Status, want)
 		}
 		_, page := person.do("GET", inst.URL+"/calls/"+id, "", "")
-		if !bytes.Contains(page, []byte(`data-status="`+want+`"`)) || !bytes.Contains(page, []byte("An administrator")) {
+		if !bytes.Contains(page, []byte(`data-status="`+want+`"`)) || !bytes.Contains(page, []byte("An administrator")) ||
+			!bytes.Contains(page, []byte("drill")) {
 			t.Errorf("dora's page does not say an administrator ended it (%s):\n%s", want, page)
 		}
 	}
@@ -525,6 +539,13 @@ func TestAuditTrail(t *testing.T) {
 		if n != 1 || instance != inst.engine.Config().InstanceID || addr != "127.0.0.1" {
 			t.Errorf("%s %s %s: %d rows from %q at %q; want one, from this instance and 127.0.0.1", w.actor, w.action, w.target, n, instance, addr)
 		}
+	}
+
+	// The operator's reason is in the audit log.
+	var reason string
+	if err := pool.QueryRow(ctx, `select coalesce(detail->>'reason', '') from audit_log where action = 'admin.round.cancelled' and target = $1`,
+		toCancel.ID).Scan(&reason); err != nil || reason != "Left over from the cancel drill" {
+		t.Errorf("the audit log's reason for the cancel: %q, %v", reason, err)
 	}
 
 	// The audit page filters by action prefix.

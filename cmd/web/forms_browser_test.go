@@ -248,11 +248,11 @@ type journey struct {
 
 func newJourney(t *testing.T, browser context.Context, js bool) *journey {
 	t.Helper()
-	return newJourneyWithin(t, browser, js, journeyTimeout)
+	return newJourneyFor(t, browser, js, journeyTimeout)
 }
 
-// newJourneyWithin is newJourney for a journey that may take longer.
-func newJourneyWithin(t *testing.T, browser context.Context, js bool, limit time.Duration) *journey {
+// newJourneyFor is newJourney for a journey that may take longer.
+func newJourneyFor(t *testing.T, browser context.Context, js bool, limit time.Duration) *journey {
 	t.Helper()
 	bounded, cancel := context.WithTimeout(browser, limit)
 	t.Cleanup(cancel)

@@ -44,7 +44,7 @@ func TestBrowserPersonPages(t *testing.T) {
 
 	for _, width := range []int64{1280, 390} {
 		t.Run("BookFlight"+map[int64]string{1280: "Laptop", 390: "Phone"}[width], func(t *testing.T) {
-			j := newJourneyWithin(t, browser, true, 3*time.Minute)
+			j := newJourneyFor(t, browser, true, 3*time.Minute)
 			j.emulate(width, "America/Los_Angeles")
 			j.signIn(inst.URL)
 			j.startTool(inst.URL, "book_flight")
@@ -201,7 +201,7 @@ func TestBrowserPersonPages(t *testing.T) {
 	})
 
 	t.Run("NoJavaScript", func(t *testing.T) {
-		j := newJourneyWithin(t, browser, false, 3*time.Minute)
+		j := newJourneyFor(t, browser, false, 3*time.Minute)
 		j.emulate(390, "America/Los_Angeles")
 		j.signIn(inst.URL)
 

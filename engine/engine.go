@@ -256,6 +256,10 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
 		srv.Protocol = c.ServerProtocol
 	}
+	if c.Protocol != nil && *c.Protocol != "" && *c.Protocol != "auto" {
+		// Asked for when the call was started, or learnt for its tool.
+		srv.Protocol = *c.Protocol
+	}
 	if c.Method == mcpclient.MethodCallTool {
 		// Arguments marked x-mcp-header travel as Mcp-Param-* headers too.
 		schema, err := e.store.ToolHeaderSchema(ctx, c.ServerID, c.Target)
@@ -307,7 +311,15 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	took := time.Since(start)
 	defer e.observe(ctx, c, seq, start, took, out, err)
 	log = log.With("duration", took.Round(time.Millisecond))
+	var session string // what the server said when its tool wanted a session
+	if c.Method == mcpclient.MethodCallTool && !held {
+		session = mcpclient.AsksOverSession(out, err)
+	}
 	switch {
+	case err != nil && session != "":
+		// Retrying the same way would fail the same way.
+		err = e.store.FailCall(ctx, callID, seq, "This tool asks its questions over a 2025-11-25 session, and this call "+
+			"went over 2026-07-28, so the server could not ask them. It said: "+session, false)
 	case errors.As(err, &authErr):
 		log.InfoContext(ctx, "the server asks for authorization", "status", authErr.Status)
 		err = e.needsAuthorization(ctx, c, seq, authErr)
@@ -340,6 +352,10 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if errors.Is(err, store.ErrConflict) {
 		// Someone else finished this request meanwhile (a rescued duplicate).
 		return nil
+	}
+	if err == nil && session != "" {
+		log.InfoContext(ctx, "the tool asks over a 2025-11-25 session; its next calls go over one")
+		err = e.store.LearnSessionTool(ctx, callID, c.ServerID, c.Target, mcpclient.ProtocolHandshake, session)
 	}
 	return err
 }

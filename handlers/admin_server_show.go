@@ -50,6 +50,13 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	if s.RoundTTL > 0 {
 		vm.RoundTTL = shortDuration(s.RoundTTL)
 	}
+	learnt, err := h.store.ToolProtocols(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range learnt {
+		vm.Learnt = append(vm.Learnt, views.LearntVM{Tool: l.Tool, Protocol: l.Protocol, Reason: l.Reason, At: l.LearntAt})
+	}
 	if s.Tools != nil && s.ToolsExpiresAt != nil {
 		vm.ToolsUntil = s.ToolsExpiresAt
 		var tools []struct{ Name, Title string }
@@ -271,4 +278,20 @@ func parseRootsText(text string) ([]store.Root, error) {
 		return nil, errors.New("Give at most 100 roots.")
 	}
 	return roots, nil
+}
+
+// adminServerForget forgets that a tool (or every tool, without one) asks
+// over a session: its next calls take the server's setting again.
+func (h *Handler) adminServerForget(c echo.Context) error {
+	ctx := c.Request().Context()
+	s, err := h.store.AdminServer(ctx, c.Param("server"))
+	if err != nil {
+		return err
+	}
+	tool := c.FormValue("tool")
+	if err := h.store.ForgetToolProtocol(ctx, s.ID, tool); err != nil {
+		return err
+	}
+	h.audit(c, "server.learnt_forgotten", s.Name, map[string]any{"tool": tool})
+	return c.Redirect(http.StatusSeeOther, "/admin/servers/"+url.PathEscape(s.Name)+"?done=forgotten")
 }

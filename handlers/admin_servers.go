@@ -30,6 +30,7 @@ var adminNotices = map[string]string{
 	"disabled":  "Disabled: no new calls start on it; calls already started go on.",
 	"removed":   "Removed.",
 	"refreshed": "The tools were listed again.",
+	"forgotten": "Forgotten: those tools' next calls take the server's protocol setting again.",
 	"expired":   "The waiting round was expired and the call ended expired; the person's page says so, with your reason, which is in the audit log.",
 	"cancelled": "The call was cancelled; the person's page says so, with your reason, which is in the audit log.",
 	"retried":   "The call was queued again with its stored answers.",

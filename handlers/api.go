@@ -40,6 +40,12 @@ type apiCall struct {
 	Result    json.RawMessage `json:"result"`
 	Error     *apiMessage     `json:"error"`
 	Retryable bool            `json:"retryable"`
+	// Protocol is the revision the call was started with, when one was
+	// asked for or learnt for its tool.
+	Protocol string `json:"protocol,omitempty"`
+	// AsksOverSession says the tool asks over a 2025-11-25 session, which
+	// this call did not use: start it again with "protocol": "2025-11-25".
+	AsksOverSession bool `json:"asksOverSession,omitempty"`
 	// Retrying is set while a request the server could not take waits
 	// to be sent again by itself.
 	Retrying *apiRetrying `json:"retrying"`
@@ -88,6 +94,10 @@ func newAPICall(call *store.Call, rounds []store.Round) apiCall {
 	if out.Result == nil {
 		out.Result = json.RawMessage("null")
 	}
+	if call.Protocol != nil {
+		out.Protocol = *call.Protocol
+	}
+	out.AsksOverSession = call.AsksOverSession
 	if call.Error != nil {
 		out.Error = &apiMessage{Message: *call.Error}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,6 +21,9 @@ type apiCallRequest struct {
 	Prompt    string          `json:"prompt"`
 	URI       string          `json:"uri"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Protocol starts the call with this revision ("2025-11-25" for a tool
+	// that asks over a session); "" or "auto" takes the server's setting.
+	Protocol string `json:"protocol"`
 }
 
 // apiCallCreate starts a tool call, a prompt or a resource read:
@@ -47,6 +51,9 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if req.Server == "" || target == "" {
 		what := map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"server" and "`+what+`" are required.`)
+	}
+	if !knownProtocol(req.Protocol) {
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"protocol" must be "auto" or a revision: "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05".`)
 	}
 	srv, err := h.store.ServerByName(ctx, req.Server)
 	if err != nil {
@@ -106,6 +113,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
+		Protocol: strings.TrimPrefix(req.Protocol, "auto"),
 	})
 	if err != nil {
 		return err

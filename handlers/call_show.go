@@ -105,6 +105,9 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	if call.Error != nil {
 		vm.Error = *call.Error
 	}
+	if call.AsksOverSession && call.Finished() {
+		vm.AgainHref = href + "/again"
+	}
 	if call.Status == store.CallAuthorizationRequired && (call.ServerOAuthMode != store.OAuthShared || isAdmin(ctx)) {
 		vm.ConnectHref = "/servers/" + url.PathEscape(call.ServerName) + "/connect?call=" + url.QueryEscape(call.ID)
 	}

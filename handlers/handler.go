@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/a-h/templ"
@@ -99,6 +100,9 @@ func statusOf(err error) (int, string) {
 	var refused *mcpclient.ServerError
 	var answered *mcpclient.HTTPError
 	switch {
+	case errors.As(err, &answered):
+		// It answered: say what it said, never that it could not be reached.
+		return http.StatusBadGateway, "The MCP server " + strings.TrimSuffix(strings.TrimPrefix(answered.Error(), "the server "), ".") + "."
 	case errors.As(err, &unreachable):
 		return http.StatusBadGateway, "The MCP server could not be reached (" + mcpclient.Reason(err) + "). Please try again in a moment."
 	case errors.As(err, &refused):

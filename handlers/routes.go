@@ -77,6 +77,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/calls/:id/rounds/:seq", h.roundAnswer)
 	e.POST("/calls/:id/rounds/:seq/draft", h.roundDraft)
 	e.POST("/calls/:id/retry", h.callRetry)
+	e.POST("/calls/:id/again", h.callAgain)
 
 	api := e.Group("/api/v1")
 	api.POST("/calls", h.apiCallCreate)
@@ -99,6 +100,7 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/servers/:server", h.adminServerUpdate)
 	admin.POST("/servers/:server/check", h.adminServerCheck)
 	admin.POST("/servers/:server/refresh", h.adminServerRefresh)
+	admin.POST("/servers/:server/learnt/forget", h.adminServerForget)
 	admin.POST("/servers/:server/enabled", h.adminServerEnable)
 	admin.POST("/servers/:server/delete", h.adminServerDelete)
 	admin.GET("/users", h.adminUsers)

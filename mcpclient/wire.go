@@ -95,6 +95,9 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := w.base.RoundTrip(req)
 	if err != nil {
+		w.mu.Lock()
+		w.refused = nil
+		w.mu.Unlock()
 		return nil, err
 	}
 	if resp.StatusCode >= 400 {

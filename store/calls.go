@@ -49,6 +49,12 @@ type Call struct {
 	// Handshake is set once the call went out over a session one instance
 	// holds (a handshake-era server).
 	Handshake bool `db:"handshake"`
+	// Protocol is the revision the call was started with (asked for, or
+	// learnt for its tool); nil follows the server's setting.
+	Protocol *string `db:"protocol"`
+	// AsksOverSession is set when the tool wanted to ask over a 2025-11-25
+	// session this call did not have.
+	AsksOverSession bool `db:"asks_over_session"`
 	// ServerProtocol is the server's pinned revision, or "auto".
 	ServerProtocol string `db:"server_protocol"`
 	// ServerHeldSeconds is the server's own deadline for held questions,
@@ -84,7 +90,7 @@ func (c *Call) Finished() bool {
 const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url as server_url,
 	s.header_name as server_header_name, s.header_value_enc as server_header_enc, c.owner,
 	c.method, c.target, c.title, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable, c.handshake,
-	s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
+	c.protocol, c.asks_over_session, s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
 	s.oauth_mode as server_oauth_mode, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason`
 
@@ -122,6 +128,9 @@ type NewCall struct {
 	Target    string
 	Title     string
 	Arguments json.RawMessage
+	// Protocol starts the call with this revision; "" takes the one learnt
+	// for the tool, if any, else the server's setting.
+	Protocol string
 }
 
 // CreateCall stores a queued call and enqueues its first request.
@@ -132,9 +141,11 @@ func (s *Store) CreateCall(ctx context.Context, nc NewCall) (*Call, error) {
 	var id string
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `
-			insert into calls (server_id, owner, method, target, title, arguments)
-			values ($1, $2, $3, $4, $5, $6) returning id::text`,
-			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Title, nc.Arguments).Scan(&id)
+			insert into calls (server_id, owner, method, target, title, arguments, protocol)
+			values ($1, $2, $3, $4, $7, $5, coalesce(nullif($6, ''),
+				(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')))
+			returning id::text`,
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Title).Scan(&id)
 		if err != nil {
 			return translate(err, "call")
 		}

@@ -88,6 +88,9 @@ type CallVM struct {
 	// Unsent is what the person typed into a round that could no longer
 	// take it, shown so that it is not lost.
 	Unsent []UnsentVM
+	// AgainHref, when set, offers to start the call again over a 2025-11-25
+	// session: its tool asks the handshake-era way.
+	AgainHref string
 	// Retry is set while a request the server could not take waits to be
 	// sent again by itself.
 	Retry *RetryVM

@@ -145,6 +145,8 @@ chaos:
 	if len(rep.Lost) > 0 || rep.Unexpected5xx > 0 {
 		return rep, fmt.Errorf("%d rounds lost, %d 5xx answers outside the outages (instance logs: %s)", len(rep.Lost), rep.Unexpected5xx, f.tmp)
 	}
+	// The instance logs are kept only for a run that failed.
+	defer os.RemoveAll(f.tmp)
 	return rep, nil
 }
 

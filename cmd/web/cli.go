@@ -19,6 +19,7 @@ import (
 const usage = `usage:
   web                                   run the server
   web user add [--admin] NAME           add a user; the password is read from standard input
+  web user password NAME                set a new password for NAME (a lost admin's too), read from standard input
   web user list                         list users
   web user disable NAME                 stop a user from signing in
   web token create NAME                 make an API token for user NAME (printed last)
@@ -63,6 +64,23 @@ func command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 			return err
 		}
 		fmt.Fprintf(stdout, "added %s%s\n", u.Name, map[bool]string{true: " (admin)"}[u.IsAdmin])
+	case "user password":
+		if len(args) != 3 {
+			return errors.New("usage: web user password NAME (the new password on standard input)")
+		}
+		password, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		password = strings.TrimRight(password, "\r\n")
+		err = st.SetUserPassword(ctx, args[2], password)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("there is no user named %q (see web user list)", args[2])
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "set a new password for %s; their sessions were ended\n", args[2])
 	case "user list":
 		users, err := st.Users(ctx)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"net/http"
 	"net/http/pprof"
 	"os"
@@ -188,9 +189,14 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 			return fail(err)
 		}
 	}
-	if !cfg.serversSet {
-		// Our own demo server wants its key, like any server with credentials.
-		if err := st.SetServerHeader(ctx, "demo", "Authorization", "Bearer "+keys.demo); err != nil {
+	// Our own demo server wants its key, like any server with credentials:
+	// registered by default, or named in MCP_SERVERS at this app's own
+	// /demo/mcp under any name.
+	for _, s := range servers {
+		if !ownDemo(s.URL, addr, cfg.ListenAddr) {
+			continue
+		}
+		if err := st.SetServerHeader(ctx, s.Name, "Authorization", "Bearer "+keys.demo); err != nil {
 			ln.Close()
 			return fail(err)
 		}
@@ -293,4 +299,14 @@ func retryWindow(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// ownDemo reports whether a server URL is this app's built-in demo, at
+// /demo/mcp on the address it listens on.
+func ownDemo(raw, addr, listen string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Path != "/demo/mcp" {
+		return false
+	}
+	return u.Host == addr || u.Host == loopback(addr) || u.Host == listen
 }

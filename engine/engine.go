@@ -410,9 +410,12 @@ func describe(err error) (string, bool) {
 	var status *mcpclient.StatusError
 	var limit *mcpclient.LimitError
 	var redirect *mcpclient.RedirectError
+	var unstorable *mcpclient.UnstorableError
 	switch {
 	case errors.As(err, &redirect):
 		return "The call failed: " + redirect.Error() + ".", false
+	case errors.As(err, &unstorable):
+		return "The call failed: " + unstorable.Error() + ".", false
 	case errors.As(err, &limit):
 		return "The call failed: " + limit.Error() + ".", false
 	case errors.Is(err, mcpclient.ErrResponseTooLarge):

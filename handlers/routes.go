@@ -34,6 +34,7 @@ func (h *Handler) Routes() *echo.Echo {
 		Skipper:   func(c echo.Context) bool { return c.Request().URL.Path == "/demo/mcp" },
 	}))
 	e.Use(middleware.BodyLimit(maxBody))
+	e.Use(refuseUnstorable)
 	e.Use(h.authenticate)
 
 	e.GET("/healthz", h.healthz)

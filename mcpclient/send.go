@@ -220,6 +220,11 @@ func (c *Client) outcome(result json.RawMessage, caps Capabilities) (*Outcome, e
 		return nil, fmt.Errorf("the server sent a result that is not a JSON object: %w", err)
 	}
 	if env.ResultType == nil || *env.ResultType == "complete" {
+		// A result is kept as sent (json, not jsonb), NULs and all; only
+		// bytes that are not UTF-8 cannot be.
+		if err := checkStorable(result, "its result", false); err != nil {
+			return nil, err
+		}
 		return &Outcome{Result: result}, nil
 	}
 	if *env.ResultType != "input_required" {
@@ -236,6 +241,11 @@ func (c *Client) outcome(result json.RawMessage, caps Capabilities) (*Outcome, e
 		round.RequestState = bytes.Clone(env.RequestState)
 	}
 	if len(env.InputRequests) > 0 && !bytes.Equal(env.InputRequests, []byte("null")) {
+		// Questions are read back in SQL (the inbox's messages), where a NUL
+		// cannot be: they are refused with it.
+		if err := checkStorable(env.InputRequests, "its questions", true); err != nil {
+			return nil, err
+		}
 		qs, err := ParseQuestions(env.InputRequests)
 		if err != nil {
 			return nil, err

@@ -271,6 +271,10 @@ type AttemptRecord struct {
 
 // RecordAttempt stores one MCP request attempt.
 func (s *Store) RecordAttempt(ctx context.Context, a AttemptRecord) error {
+	if a.Error != nil {
+		msg := clean(*a.Error, 16<<10) // it may quote a server
+		a.Error = &msg
+	}
 	_, err := s.pool.Exec(ctx, `insert into attempts (call_id, seq, instance, started_at, duration_ms, outcome, error)
 		values ($1, $2, $3, $4, $5, $6, $7)`, a.CallID, a.Seq, a.Instance, a.StartedAt, a.DurationMs, a.Outcome, a.Error)
 	return err

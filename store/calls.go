@@ -367,7 +367,8 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, seq int, result
 // FailCall records why the request of round seq failed. A retryable call
 // can be queued again with RetryCall, carrying the stored answers.
 func (s *Store) FailCall(ctx context.Context, callID string, seq int, message string, retryable bool) error {
-	return s.finish(ctx, callID, seq, `status = 'failed', error = $3, retryable = $4`, message, retryable)
+	// The message may quote a server: keep it storable text.
+	return s.finish(ctx, callID, seq, `status = 'failed', error = $3, retryable = $4`, clean(message, 16<<10), retryable)
 }
 
 func (s *Store) finish(ctx context.Context, callID string, seq int, set string, args ...any) error {

@@ -1,18 +1,19 @@
 package engine
 
 import (
-	"context"
 	"time"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 )
 
-// observe records one MCP request: a row in attempts for the admin pages
-// and the request metrics. The error text is the client's, which carries
-// neither answers nor request state.
-func (e *Engine) observe(ctx context.Context, c *store.Call, seq int, start time.Time, d time.Duration, out *mcpclient.Outcome, err error) {
-	a := store.AttemptRecord{
+// observe records one MCP request in the request metrics, and returns its
+// row in attempts for the admin pages, to be written with the request's
+// outcome. The error text is the client's, which carries neither answers
+// nor request state.
+func (e *Engine) observe(c *store.Call, seq int, start time.Time, out *mcpclient.Outcome, err error) *store.AttemptRecord {
+	d := time.Since(start)
+	a := &store.AttemptRecord{
 		CallID: c.ID, Seq: seq, Instance: e.cfg.InstanceID, StartedAt: start,
 		DurationMs: int(d.Milliseconds()), Outcome: store.AttemptResult,
 	}
@@ -27,7 +28,5 @@ func (e *Engine) observe(ctx context.Context, c *store.Call, seq int, start time
 		a.Outcome = store.AttemptInputRequired
 	}
 	e.cfg.Metrics.ObserveMCP(c.ServerName, c.Method, a.Outcome, d)
-	if err := e.store.RecordAttempt(context.WithoutCancel(ctx), a); err != nil {
-		e.log.WarnContext(ctx, "recording an attempt", "call_id", c.ID, "seq", seq, "err", err)
-	}
+	return a
 }

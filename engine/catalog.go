@@ -79,6 +79,30 @@ func (e *Engine) toolList(ctx context.Context, srv *store.Server) ([]*mcp.Tool, 
 	return list.Tools, raw, nil
 }
 
+// CachedTool returns one tool of a server from the cached catalog, without
+// asking the server: fresh is false when the catalog has run out (then
+// call Tools), and a nil tool from a fresh catalog means there is none.
+func (e *Engine) CachedTool(srv *store.Server, name string) (tool *mcp.Tool, fresh bool) {
+	if srv.Tools == nil || srv.ToolsRaw == nil || srv.ToolsExpiresAt == nil || !time.Now().Before(*srv.ToolsExpiresAt) {
+		return nil, false
+	}
+	var tools []*mcp.Tool
+	if err := json.Unmarshal(srv.Tools, &tools); err != nil {
+		return nil, false
+	}
+	return FindTool(tools, name), true
+}
+
+// FindTool returns the tool named name, or nil.
+func FindTool(tools []*mcp.Tool, name string) *mcp.Tool {
+	for _, t := range tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
 // Tool returns one tool of a server.
 func (e *Engine) Tool(ctx context.Context, srv *store.Server, name string) (*mcp.Tool, error) {
 	tools, err := e.Tools(ctx, srv)

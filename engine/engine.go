@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
@@ -60,6 +61,13 @@ type Config struct {
 	// Notifier wakes a held call when its question is answered, on any
 	// instance; without it the holder only polls.
 	Notifier *store.Notifier
+	// Retention is how long finished calls are kept; default 90 days.
+	// AuditRetention is how long audit entries are kept; default 400 days
+	// (at least a day). RetentionInterval is how often the retention job
+	// runs; default 10 minutes.
+	Retention         time.Duration
+	AuditRetention    time.Duration
+	RetentionInterval time.Duration
 	// Auth renews OAuth connections that have run out; without it they
 	// are used until the server refuses them.
 	Auth *mcpauth.Client
@@ -100,6 +108,16 @@ func (c Config) withDefaults() Config {
 	if c.HeldTimeout <= 0 {
 		c.HeldTimeout = 10 * time.Minute
 	}
+	if c.Retention <= 0 {
+		c.Retention = 90 * 24 * time.Hour
+	}
+	if c.AuditRetention <= 0 {
+		c.AuditRetention = 400 * 24 * time.Hour
+	}
+	c.AuditRetention = max(c.AuditRetention, 24*time.Hour)
+	if c.RetentionInterval <= 0 {
+		c.RetentionInterval = 10 * time.Minute
+	}
 	if c.RetryWindow == 0 {
 		c.RetryWindow = 10 * time.Minute
 	}
@@ -133,6 +151,9 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, &expiryWorker{e: e}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &retentionWorker{e: e}); err != nil {
 		return nil, err
 	}
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
@@ -196,6 +217,16 @@ func (w *requestWorker) Timeout(*river.Job[store.RequestArgs]) time.Duration {
 }
 
 func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestArgs]) error {
+	// The job completes in the transaction that stores the request's
+	// outcome: one commit, and no window in which the outcome is stored
+	// but the job would run again.
+	ctx = context.WithValue(ctx, jobDoneKey{}, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+		if errors.Is(err, rivertype.ErrNotFound) {
+			return nil // no longer running here (rescued); River settles it
+		}
+		return err
+	})
 	err := w.e.request(ctx, job.ID, job.Attempt, job.Args.CallID, job.Args.Seq)
 	var snooze *river.JobSnoozeError
 	if err != nil && job.Attempt >= job.MaxAttempts && !errors.As(err, &snooze) {
@@ -206,6 +237,15 @@ func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestAr
 		}
 	}
 	return err
+}
+
+type jobDoneKey struct{}
+
+// outcome is what a request job writes with the request's outcome: its
+// attempt row and, inside a River worker, the job's completion.
+func outcome(ctx context.Context, a *store.AttemptRecord) store.Outcome {
+	done, _ := ctx.Value(jobDoneKey{}).(func(context.Context, pgx.Tx) error)
+	return store.Outcome{Attempt: a, Done: done}
 }
 
 // request sends the request of round seq (0 for the first) and stores what
@@ -225,6 +265,10 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	a, err := e.store.StartAttempt(ctx, callID, seq)
 	if errors.Is(err, store.ErrConflict) {
 		log.InfoContext(ctx, "request already handled")
+		return nil
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		log.InfoContext(ctx, "call deleted before its request")
 		return nil
 	}
 	if err != nil {
@@ -304,13 +348,11 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		// This instance is stopping: the session goes with it.
 		return e.orphaned(ctx, c)
 	}
-	// The outcome is stored first and the attempt's record after it: an
-	// instance that dies between the server's answer and the outcome's
-	// commit makes the rescued job send the request again, so nothing else
-	// may stand in that window.
-	took := time.Since(start)
-	defer e.observe(ctx, c, seq, start, took, out, err)
-	log = log.With("duration", took.Round(time.Millisecond))
+	// The attempt's record is written in the outcome's own transaction: an
+	// instance that dies before that commit leaves neither, and the
+	// rescued job sends the request again.
+	o := outcome(ctx, e.observe(c, seq, start, out, err))
+	log = log.With("duration", time.Since(start).Round(time.Millisecond))
 	var session string // what the server said when its tool wanted a session
 	if c.Method == mcpclient.MethodCallTool && !held {
 		session = mcpclient.AsksOverSession(out, err)
@@ -319,38 +361,50 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	case err != nil && session != "":
 		// Retrying the same way would fail the same way.
 		err = e.store.FailCall(ctx, callID, seq, "This tool asks its questions over a 2025-11-25 session, and this call "+
-			"went over 2026-07-28, so the server could not ask them. It said: "+session, false)
+			"went over 2026-07-28, so the server could not ask them. It said: "+session, false, o)
 	case errors.As(err, &authErr):
 		log.InfoContext(ctx, "the server asks for authorization", "status", authErr.Status)
+		if rerr := e.store.RecordAttempt(ctx, *o.Attempt); rerr != nil {
+			log.WarnContext(ctx, "recording an attempt", "err", rerr)
+		}
 		err = e.needsAuthorization(ctx, c, seq, authErr)
 	case err != nil:
 		if wait, ok := mcpclient.Transient(err); ok && !held {
 			if snooze, ok := e.retryLater(ctx, c, seq, err, wait); ok {
+				// The job goes on later: only the attempt is recorded now.
+				if rerr := e.store.RecordAttempt(ctx, *o.Attempt); rerr != nil {
+					log.WarnContext(ctx, "recording an attempt", "err", rerr)
+				}
 				return snooze
 			}
 		}
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)
-		err = e.store.FailCall(ctx, callID, seq, msg, retryable)
+		err = e.store.FailCall(ctx, callID, seq, msg, retryable, o)
 	case out.Round != nil && seq+1 > e.cfg.MaxRounds:
 		log.WarnContext(ctx, "too many rounds")
 		err = e.store.FailCall(ctx, callID, seq,
-			fmt.Sprintf("The server asked for more than %d rounds of input; the call was stopped.", e.cfg.MaxRounds), false)
+			fmt.Sprintf("The server asked for more than %d rounds of input; the call was stopped.", e.cfg.MaxRounds), false, o)
 	case out.Round != nil:
 		log.InfoContext(ctx, "round received", "questions", len(out.Round.Questions))
+		ttl := a.RoundTTL
+		if ttl <= 0 {
+			ttl = e.cfg.RoundTTL
+		}
 		err = e.store.AddRound(ctx, callID, seq, store.NewRound{
 			InputRequests: out.Round.InputRequests,
 			RequestState:  out.Round.RequestState,
-			ExpiresAt:     time.Now().Add(e.roundTTL(ctx, c.ServerID)),
+			ExpiresAt:     time.Now().Add(ttl),
 			Responses:     autoAnswers(out.Round.Questions, c.ServerRootsList),
 			Instance:      e.cfg.InstanceID,
-		})
+		}, o)
 	default:
 		log.InfoContext(ctx, "call complete")
-		err = e.store.CompleteCall(ctx, callID, seq, json.RawMessage(out.Result))
+		err = e.store.CompleteCall(ctx, callID, seq, json.RawMessage(out.Result), o)
 	}
-	if errors.Is(err, store.ErrConflict) {
-		// Someone else finished this request meanwhile (a rescued duplicate).
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		// Someone else finished this request meanwhile (a rescued
+		// duplicate), or the call was deleted.
 		return nil
 	}
 	if err == nil && session != "" {

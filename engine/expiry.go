@@ -23,10 +23,17 @@ func (e *Engine) periodicJobs() []*river.PeriodicJob {
 		// One job per interval, however long a run takes.
 		opts.UniqueOpts = river.UniqueOpts{ByPeriod: every}
 	}
+	retain := &river.InsertOpts{MaxAttempts: 3}
+	if e.cfg.RetentionInterval >= time.Second {
+		retain.UniqueOpts = river.UniqueOpts{ByPeriod: e.cfg.RetentionInterval}
+	}
 	return []*river.PeriodicJob{
 		river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
 			return expiryArgs{}, opts
 		}, &river.PeriodicJobOpts{ID: "round_expiry", RunOnStart: true}),
+		river.NewPeriodicJob(river.PeriodicInterval(e.cfg.RetentionInterval), func() (river.JobArgs, *river.InsertOpts) {
+			return retentionArgs{}, retain
+		}, &river.PeriodicJobOpts{ID: "retention", RunOnStart: true}),
 	}
 }
 

@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -31,6 +32,7 @@ func (h *Handler) accountShow(c echo.Context) error {
 		Since:       u.CreatedAt,
 		Flash:       flashFromQuery(c),
 		Zone:        views.ZoneVM{Value: u.TimeZone, Showing: views.ZoneOf(c.Request().Context())},
+		Calls:       views.AccountCallsVM{RetentionDays: int(h.engine.Config().Retention / (24 * time.Hour))},
 	}
 	return render(c, http.StatusOK, views.AccountPage(vm))
 }
@@ -38,7 +40,8 @@ func (h *Handler) accountShow(c echo.Context) error {
 // accountNotices are the messages a redirect back to the account page may
 // show (`/account?done=KEY`); sections add their own keys.
 var accountNotices = map[string]string{
-	"zone": "Your time zone is saved.",
+	"zone":          "Your time zone is saved.",
+	"calls_deleted": "Every call you started was deleted, with its rounds and your answers.",
 }
 
 func flashFromQuery(c echo.Context) string {

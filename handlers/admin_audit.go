@@ -46,6 +46,17 @@ func (h *Handler) auditAs(c echo.Context, actor, action, target string, detail m
 	}
 }
 
+// userAudit is an entry for an action by the signed-in person, to be
+// written in the action's own transaction.
+func (h *Handler) userAudit(c echo.Context, action, target string, detail map[string]any) *store.AuditEntry {
+	actor := ""
+	if u := user(c); u != nil {
+		actor = u.Name
+	}
+	e := h.auditEntry(c, actor, action, target, detail)
+	return &e
+}
+
 func (h *Handler) auditEntry(c echo.Context, actor, action, target string, detail map[string]any) store.AuditEntry {
 	return store.AuditEntry{
 		Instance: h.engine.Config().InstanceID, Actor: actor, Action: action, Target: target,
@@ -53,10 +64,11 @@ func (h *Handler) auditEntry(c echo.Context, actor, action, target string, detai
 	}
 }
 
-// auditAnswer records the answer to a round as answered, declined or
-// cancelled, from the actions alone (as rounds.outcome does): any cancel
-// cancels the round, all declines decline it.
-func (h *Handler) auditAnswer(c echo.Context, call *store.Call, seq int, responses json.RawMessage) {
+// answerAudit is the audit entry for the answer to a round: answered,
+// declined or cancelled, from the actions alone (as rounds.outcome does):
+// any cancel cancels the round, all declines decline it. It is written in
+// the answer's own transaction.
+func (h *Handler) answerAudit(c echo.Context, call *store.Call, seq int, responses json.RawMessage) store.AuditEntry {
 	var answers map[string]struct {
 		Action string `json:"action"`
 	}
@@ -72,7 +84,7 @@ func (h *Handler) auditAnswer(c echo.Context, call *store.Call, seq int, respons
 	case len(answers) > 0 && counts[actionDecline] == len(answers):
 		outcome = store.OutcomeDeclined
 	}
-	h.audit(c, "round."+outcome, call.ID, map[string]any{
+	return *h.userAudit(c, "round."+outcome, call.ID, map[string]any{
 		"seq": seq, "server": call.ServerName,
 		"accept": counts[actionAccept], "decline": counts[actionDecline], "cancel": counts[actionCancel],
 	})

@@ -23,17 +23,18 @@ var headerNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$")
 
 // adminNotices are the messages a redirect after an action may show.
 var adminNotices = map[string]string{
-	"added":     "Added. It is usable on every instance now.",
-	"saved":     "Saved.",
-	"oauth":     "Sign-in settings saved.",
-	"enabled":   "Enabled: people can start calls on it again.",
-	"disabled":  "Disabled: no new calls start on it; calls already started go on.",
-	"removed":   "Removed.",
-	"refreshed": "The tools were listed again.",
-	"forgotten": "Forgotten: those tools' next calls take the server's protocol setting again.",
-	"expired":   "The waiting round was expired and the call ended expired; the person's page says so, with your reason, which is in the audit log.",
-	"cancelled": "The call was cancelled; the person's page says so, with your reason, which is in the audit log.",
-	"retried":   "The call was queued again with its stored answers.",
+	"calls_deleted": "The person's calls were deleted, with their rounds and answers.",
+	"added":         "Added. It is usable on every instance now.",
+	"saved":         "Saved.",
+	"oauth":         "Sign-in settings saved.",
+	"enabled":       "Enabled: people can start calls on it again.",
+	"disabled":      "Disabled: no new calls start on it; calls already started go on.",
+	"removed":       "Removed.",
+	"refreshed":     "The tools were listed again.",
+	"forgotten":     "Forgotten: those tools' next calls take the server's protocol setting again.",
+	"expired":       "The waiting round was expired and the call ended expired; the person's page says so, with your reason, which is in the audit log.",
+	"cancelled":     "The call was cancelled; the person's page says so, with your reason, which is in the audit log.",
+	"retried":       "The call was queued again with its stored answers.",
 }
 
 // adminServers lists every server, enabled or not, with the add form.

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
@@ -55,10 +57,6 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if !knownProtocol(req.Protocol) {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"protocol" must be "auto" or a revision: "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05".`)
 	}
-	srv, err := h.store.ServerByName(ctx, req.Server)
-	if err != nil {
-		return err
-	}
 	if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
 		req.Arguments = json.RawMessage(`{}`)
 	}
@@ -70,25 +68,15 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if !ok {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"arguments" must be a JSON object.`)
 	}
+	if req.Method == mcpclient.MethodCallTool {
+		return h.apiToolCallCreate(c, req, args)
+	}
+	srv, err := h.store.ServerByName(ctx, req.Server)
+	if err != nil {
+		return err
+	}
 	var fieldErrs map[string]string
 	switch req.Method {
-	case mcpclient.MethodCallTool:
-		tool, err := h.engine.Tool(ctx, srv, req.Tool)
-		var authErr *mcpclient.AuthRequiredError
-		if errors.As(err, &authErr) {
-			// The caller is not connected yet: the call waits for them
-			// (authorization_required), and the server checks the arguments.
-			break
-		}
-		if err != nil {
-			return err
-		}
-		target, title = tool.Name, toolTitle(tool)
-		if schema, err := json.Marshal(tool.InputSchema); err == nil && string(schema) != "null" {
-			if errs, err := forms.Validate(schema, args); err == nil && len(errs) > 0 {
-				fieldErrs = errs
-			}
-		}
 	case mcpclient.MethodGetPrompt:
 		prompt, err := h.engine.Prompt(ctx, srv, req.Prompt)
 		if err != nil {
@@ -111,15 +99,90 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 			Fields:  map[string]map[string]string{"arguments": fieldErrs},
 		}})
 	}
+	detail := map[string]any{"server": srv.Name, "api": true}
+	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
+		Audit:    h.userAudit(c, "call.started", "", detail),
 		Protocol: strings.TrimPrefix(req.Protocol, "auto"),
 	})
 	if err != nil {
 		return err
 	}
-	detail := map[string]any{"server": srv.Name, "api": true}
-	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
-	h.audit(c, "call.started", call.ID, detail)
 	return writeJSON(c, http.StatusCreated, h.apiCallOf(call, nil))
 }
+
+// apiToolCallCreate starts a tool call: the server is read, the arguments
+// checked against the tool's cached input schema and the call stored in
+// one transaction. Only when the cached catalog has run out is the server
+// asked for its tools first.
+func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any) error {
+	ctx := c.Request().Context()
+	var listed []*mcp.Tool // the catalog listed afresh, when the cache had run out
+	unchecked := false     // the caller must connect to the server before it lists its tools
+	for {
+		var fieldErrs map[string]string
+		call, err := h.store.CreateCallFor(ctx, req.Server, func(srv *store.Server) (store.NewCall, error) {
+			audit := h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": req.Tool})
+			if unchecked {
+				// The call waits for the caller to connect (authorization_required),
+				// and the server checks the arguments.
+				return store.NewCall{Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: req.Tool,
+					Arguments: req.Arguments, Audit: audit, Protocol: strings.TrimPrefix(req.Protocol, "auto")}, nil
+			}
+			tool, fresh := h.engine.CachedTool(srv, req.Tool)
+			if !fresh && listed == nil {
+				return store.NewCall{}, errCatalogStale
+			}
+			if !fresh {
+				tool = engine.FindTool(listed, req.Tool)
+			}
+			if tool == nil {
+				return store.NewCall{}, &store.Error{Kind: store.ErrNotFound, Message: "tool " + req.Tool + " not found"}
+			}
+			if schema, err := json.Marshal(tool.InputSchema); err == nil && string(schema) != "null" {
+				if errs, err := forms.Validate(schema, args); err == nil && len(errs) > 0 {
+					fieldErrs = errs
+					return store.NewCall{}, errStale
+				}
+			}
+			return store.NewCall{
+				Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: tool.Name, Title: toolTitle(tool), Arguments: req.Arguments,
+				Protocol: strings.TrimPrefix(req.Protocol, "auto"),
+				Audit:    h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": tool.Name}),
+			}, nil
+		})
+		switch {
+		case errors.Is(err, errCatalogStale):
+			srv, err := h.store.ServerByName(ctx, req.Server)
+			if err != nil {
+				return err
+			}
+			listed, err = h.engine.Tools(ctx, srv)
+			var authErr *mcpclient.AuthRequiredError
+			if errors.As(err, &authErr) {
+				unchecked = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if listed == nil {
+				listed = []*mcp.Tool{}
+			}
+			continue
+		case len(fieldErrs) > 0:
+			return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
+				Message: "The arguments do not fit the tool's input schema.",
+				Fields:  map[string]map[string]string{"arguments": fieldErrs},
+			}})
+		case err != nil:
+			return err
+		}
+		return writeJSON(c, http.StatusCreated, h.apiCallOf(call, nil))
+	}
+}
+
+// errCatalogStale rolls back a call started against a catalog that has run
+// out; the tools are listed again and the call started anew.
+var errCatalogStale = errors.New("the tool catalog has run out")

@@ -13,27 +13,42 @@ import (
 // newer than N or has ended, or the wait runs out.
 func (h *Handler) apiCallShow(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
-	if err != nil {
-		return err
-	}
 	wait, err := waitParams(c)
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		changed, err := afterSeq(c)
-		if err != nil {
-			return err
-		}
-		if call, err = h.waitForCall(ctx, call, wait, changed); err != nil {
-			return err
-		}
+	changed, err := afterSeq(c)
+	if err != nil {
+		return err
 	}
-	var rounds []store.Round
-	if call.Status == store.CallInputRequired {
-		if rounds, err = h.store.RoundsFrom(ctx, call.ID, call.CurrentSeq); err != nil {
+	// Listen first, then read the call and its current round in one go:
+	// a change after the read is heard, and its notification usually
+	// carries all the answer needs.
+	w := h.watch(c.Param("id"), wait)
+	if w != nil {
+		defer w.stop()
+	}
+	call, rounds, err := h.store.CallAndRounds(ctx, c.Param("id"), -1)
+	if err != nil {
+		return err
+	}
+	if !mayAccess(ctx, call.Owner) {
+		return notFoundErr("call")
+	}
+	if w != nil {
+		var note *store.CallNote
+		seq := call.CurrentSeq
+		if call, note, err = w.until(ctx, call, changed); err != nil {
 			return err
+		}
+		switch {
+		case note != nil && note.Round != nil:
+			rounds = []store.Round{{CallID: call.ID, Seq: note.Round.Seq, InputRequests: note.Round.InputRequests,
+				ExpiresAt: note.Round.ExpiresAt, Status: note.Round.Status}}
+		case call.CurrentSeq != seq && call.Status == store.CallInputRequired:
+			if rounds, err = h.store.RoundsFrom(ctx, call.ID, call.CurrentSeq); err != nil {
+				return err
+			}
 		}
 	}
 	return writeJSON(c, http.StatusOK, h.apiCallOf(call, rounds))

@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,9 +17,9 @@ import (
 func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	ctx := c.Request().Context()
 	person := h.person(c)
-	call, round, err := h.ownedRound(c, person)
-	if err != nil {
-		return err
+	seq, err := strconv.Atoi(c.Param("seq"))
+	if err != nil || seq < 1 {
+		return store.ErrNotFound
 	}
 	var body struct {
 		InputResponses json.RawMessage `json:"inputResponses"`
@@ -25,34 +27,51 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	if err := json.NewDecoder(c.Request().Body).Decode(&body); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The body must be a JSON object with inputResponses.")
 	}
-	if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
-		return echo.NewHTTPError(http.StatusConflict, "This round was already answered, or is no longer current.")
-	}
-	qs, err := questionsOf(round)
-	if err != nil {
-		return err
-	}
-	withRoots(qs, call)
-	if errs := checkAPIAnswers(qs, body.InputResponses); len(errs) > 0 {
+	// Read, check and store in one transaction.
+	var misfit map[string]map[string]string
+	var stale *store.Round
+	call, err := h.store.AnswerChecked(ctx, c.Param("id"), seq, func(call *store.Call, round *store.Round) (store.Decision, error) {
+		if !mayAccess(ctx, call.Owner) {
+			return store.Decision{}, notFoundErr("call")
+		}
+		if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
+			stale = round
+			return store.Decision{}, errStale
+		}
+		qs, err := questionsOf(round)
+		if err != nil {
+			return store.Decision{}, err
+		}
+		withRoots(qs, call)
+		if misfit = checkAPIAnswers(qs, body.InputResponses); len(misfit) > 0 {
+			return store.Decision{}, errStale
+		}
+		// Roots are answered from the server's settings, not by the caller.
+		responses, err := addRootsAnswers(qs, body.InputResponses)
+		if err != nil {
+			return store.Decision{}, err
+		}
+		d := store.Decision{Responses: responses, By: person, Audit: []store.AuditEntry{h.answerAudit(c, call, seq, responses)}}
+		if round.HeldBy == nil && refused(qs, responses) {
+			d.Refusal = refusedSampling
+		}
+		return d, nil
+	})
+	switch {
+	case len(misfit) > 0:
 		return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
-			Message: "Some answers do not fit: " + fieldErrorText(errs), Fields: errs,
+			Message: "Some answers do not fit: " + fieldErrorText(misfit), Fields: misfit,
 		}})
-	}
-	// Roots are answered from the server's settings, not by the caller.
-	responses, err := addRootsAnswers(qs, body.InputResponses)
-	if err != nil {
-		return err
-	}
-	if err := h.answerRound(ctx, call, round, qs, responses, person); err != nil {
-		return err
-	}
-	h.auditAnswer(c, call, round.Seq, responses)
-	call, err = h.store.Call(ctx, call.ID)
-	if err != nil {
+	case stale != nil:
+		return echo.NewHTTPError(http.StatusConflict, h.notWaiting(ctx, &store.Call{ID: c.Param("id")}, stale))
+	case err != nil:
 		return err
 	}
 	return writeJSON(c, http.StatusAccepted, h.apiCallOf(call, nil))
 }
+
+// errStale rolls back an answer that was not taken; the caller says why.
+var errStale = errors.New("answer not taken")
 
 // apiCallRetry retries a failed call with its stored answers.
 func (h *Handler) apiCallRetry(c echo.Context) error {

@@ -39,10 +39,10 @@ func (h *Handler) callCreate(c echo.Context) error {
 	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: vm.Name, Title: vm.Title, Arguments: raw,
+		Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "tool": vm.Name}),
 	})
 	if err != nil {
 		return err
 	}
-	h.audit(c, "call.started", call.ID, map[string]any{"server": srv.Name, "tool": vm.Name})
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }

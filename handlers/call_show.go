@@ -3,7 +3,6 @@ package handlers
 import (
 	"cmp"
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,25 +31,32 @@ func (h *Handler) callShow(c echo.Context) error {
 // differs from ?seen=STATUS:SEQ, so pages do not poll.
 func (h *Handler) callLive(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
-	if err != nil {
-		return err
-	}
 	wait, err := waitParams(c)
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		seen := c.QueryParam("seen")
-		if _, err := h.waitForCall(ctx, call, wait, func(call *store.Call) bool {
-			return liveMark(call) != seen
-		}); err != nil {
-			return err
-		}
+	// Listen before reading, so no change falls in between.
+	w := h.watch(c.Param("id"), wait)
+	if w != nil {
+		defer w.stop()
 	}
-	vm, err := h.callVM(ctx, call.ID, h.person(c))
+	vm, call, err := h.callView(ctx, c.Param("id"))
 	if err != nil {
 		return err
+	}
+	seen := c.QueryParam("seen")
+	if w != nil && liveMark(call) == seen {
+		next, _, err := w.until(ctx, call, func(call *store.Call) bool {
+			return liveMark(call) != seen
+		})
+		if err != nil {
+			return err
+		}
+		if liveMark(next) != seen {
+			if vm, _, err = h.callView(ctx, call.ID); err != nil {
+				return err
+			}
+		}
 	}
 	noPrefetch(c)
 	return render(c, http.StatusOK, views.CallBody(*vm))
@@ -86,13 +92,19 @@ func (h *Handler) ownedCall(ctx context.Context, id, person string) (*store.Call
 }
 
 func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM, error) {
-	call, err := h.ownedCall(ctx, id, person)
+	vm, _, err := h.callView(ctx, id)
+	return vm, err
+}
+
+// callView reads a call for its page, in one read, and returns the page's
+// view model and the call.
+func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *store.Call, error) {
+	call, rounds, draft, err := h.store.CallPage(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rounds, err := h.store.Rounds(ctx, call.ID)
-	if err != nil {
-		return nil, err
+	if !mayAccess(ctx, call.Owner) {
+		return nil, nil, notFoundErr("call")
 	}
 	href := "/calls/" + call.ID
 	vm := &views.CallVM{
@@ -124,9 +136,9 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 			if i > 0 {
 				prev = &rounds[i-1]
 			}
-			current, err := h.pendingRoundVM(ctx, call, r, prev)
+			current, err := pendingRoundVM(ctx, call, r, prev, draft)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			vm.Current = current
 			vm.WatchHref = watchHref(call.ID, r.Seq)
@@ -143,28 +155,24 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 	if call.Status == store.CallComplete {
 		vm.Result = resultVM(call.Method, call.Result, href+"/contents/")
 	}
-	return vm, nil
+	return vm, call, nil
 }
 
 // pendingRoundVM builds the answer form of a pending round, filled in with
 // its draft when there is one, else with the answers given to the same
 // questions in the previous round prev (nil for the first).
-func (h *Handler) pendingRoundVM(ctx context.Context, call *store.Call, r, prev *store.Round) (*views.RoundVM, error) {
+func pendingRoundVM(ctx context.Context, call *store.Call, r, prev *store.Round, draft *store.Draft) (*views.RoundVM, error) {
 	qs, err := questionsOf(r)
 	if err != nil {
 		return nil, err
 	}
 	inZone(qs, views.ZoneOf(ctx).Name)
 	var actions []string
-	draft, err := h.store.Draft(ctx, call.ID, r.Seq)
-	switch {
-	case err == nil:
+	if draft != nil {
 		actions = fromDraft(qs, draft.Form)
 		prefill(qs, prev, false)
-	case errors.Is(err, store.ErrNotFound):
+	} else {
 		prefill(qs, prev, true)
-	default:
-		return nil, err
 	}
 	vm, err := currentRoundVM(call, r, qs, actions)
 	if err != nil {

@@ -53,11 +53,11 @@ func (h *Handler) promptGet(c echo.Context) error {
 	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodGetPrompt, Target: prompt.Name, Title: prompt.Title, Arguments: raw,
+		Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "prompt": prompt.Name}),
 	})
 	if err != nil {
 		return err
 	}
-	h.audit(c, "call.started", call.ID, map[string]any{"server": srv.Name, "prompt": prompt.Name})
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }
 

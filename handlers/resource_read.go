@@ -72,11 +72,11 @@ func (h *Handler) resourceRead(c echo.Context) error {
 	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodReadResource, Target: uri,
+		Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "uri": uri}),
 	})
 	if err != nil {
 		return err
 	}
-	h.audit(c, "call.started", call.ID, map[string]any{"server": srv.Name, "uri": uri})
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }
 

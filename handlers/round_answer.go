@@ -33,7 +33,7 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 		return err
 	}
 	if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
-		return h.renderUnsent(c, call.ID, "This round was already answered, or is no longer current.", qs, values)
+		return h.renderUnsent(c, call.ID, h.notWaiting(ctx, call, round), qs, values)
 	}
 	withRoots(qs, call)
 	responses, actions, ok := decodeAnswers(qs, values)
@@ -57,45 +57,42 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 		noPrefetch(c)
 		return render(c, http.StatusUnprocessableEntity, views.CallPage(*vm))
 	}
-	err = h.answerRound(ctx, call, round, qs, responses, person)
+	_, err = h.answerRound(c, call, round, qs, responses, person)
 	if errors.Is(err, store.ErrConflict) {
 		return h.renderUnsent(c, call.ID, err.Error(), qs, values)
 	}
 	if err != nil {
 		return err
 	}
-	h.auditAnswer(c, call, round.Seq, responses)
-	// Drafts of answered rounds are never shown; this only tidies up.
-	if err := h.store.DeleteDraft(ctx, call.ID, round.Seq); err != nil {
-		h.log.WarnContext(ctx, "deleting a draft", "err", err)
-	}
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }
 
-// answerRound stores a round's answers and sends them on; a declined
-// sampling request instead ends the call with no retry, except on a held
-// session, where the server waits for the refusal.
-func (h *Handler) answerRound(ctx context.Context, call *store.Call, round *store.Round, qs []question, responses json.RawMessage, person string) error {
+// answerRound stores a round's answers and sends them on, with the audit
+// entry in the same transaction; a declined sampling request instead ends
+// the call with no retry, except on a held session, where the server waits
+// for the refusal. It returns the call's new status when it knows it.
+func (h *Handler) answerRound(c echo.Context, call *store.Call, round *store.Round, qs []question, responses json.RawMessage, person string) (store.CallChange, error) {
+	ctx := c.Request().Context()
+	entry := h.answerAudit(c, call, round.Seq, responses)
 	if round.HeldBy == nil && refused(qs, responses) {
-		return h.store.RefuseRound(ctx, call.ID, round.Seq, responses, person, refusedSampling)
+		return store.CallChange{}, h.store.RefuseRound(ctx, call.ID, round.Seq, responses, person, refusedSampling, entry)
 	}
-	return h.store.AnswerRound(ctx, call.ID, round.Seq, responses, person)
+	return h.store.AnswerRoundChange(ctx, call.ID, round.Seq, responses, person, entry)
 }
 
-// ownedRound loads the call and round named in the path.
+// ownedRound loads the call and round named in the path, in one read.
 func (h *Handler) ownedRound(c echo.Context, person string) (*store.Call, *store.Round, error) {
 	ctx := c.Request().Context()
 	seq, err := strconv.Atoi(c.Param("seq"))
 	if err != nil || seq < 1 {
 		return nil, nil, store.ErrNotFound
 	}
-	call, err := h.ownedCall(ctx, c.Param("id"), person)
+	call, rounds, err := h.store.CallAndRounds(ctx, c.Param("id"), seq)
 	if err != nil {
 		return nil, nil, err
 	}
-	rounds, err := h.store.Rounds(ctx, call.ID)
-	if err != nil {
-		return nil, nil, err
+	if !mayAccess(ctx, call.Owner) {
+		return nil, nil, notFoundErr("call")
 	}
 	for i := range rounds {
 		if rounds[i].Seq == seq {
@@ -103,6 +100,18 @@ func (h *Handler) ownedRound(c echo.Context, person string) (*store.Call, *store
 		}
 	}
 	return nil, nil, store.ErrNotFound
+}
+
+// notWaiting says why a round cannot be answered, and tidies up a round
+// found past its deadline.
+func (h *Handler) notWaiting(ctx context.Context, call *store.Call, round *store.Round) string {
+	if round.Status == store.RoundExpired {
+		if err := h.store.ExpireRound(ctx, call.ID, round.Seq); err != nil {
+			h.log.WarnContext(ctx, "expiring a round past its deadline", "err", err)
+		}
+		return "This round expired before it was answered."
+	}
+	return "This round was already answered, or is no longer current."
 }
 
 // renderNotice shows the call page with a message at the top.

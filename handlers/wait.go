@@ -36,41 +36,97 @@ func waitParams(c echo.Context) (time.Duration, error) {
 // through Postgres notifications from any instance; without them (or past
 // the cap on held requests) it answers at once.
 func (h *Handler) waitForCall(ctx context.Context, call *store.Call, wait time.Duration, changed func(*store.Call) bool) (*store.Call, error) {
-	if wait == 0 || h.notifier == nil || changed(call) || call.Finished() {
+	if wait == 0 || changed(call) || call.Finished() {
 		return call, nil
 	}
-	id := call.ID
-	var err error
+	w := h.watch(call.ID, wait)
+	if w == nil {
+		return call, nil
+	}
+	defer w.stop()
+	// Read again now that we listen, so no change slips in between.
+	call, err := h.store.Call(ctx, call.ID)
+	if err != nil {
+		return nil, err
+	}
+	call, _, err = w.until(ctx, call, changed)
+	return call, err
+}
+
+// watcher is a held request listening for one call's changes.
+type watcher struct {
+	h        *Handler
+	id       string
+	wait     time.Duration
+	notes    <-chan struct{}
+	latest   func() *store.CallNote
+	stop     func()
+	released bool
+}
+
+// watch starts listening for a call's changes before it is read, so no
+// change falls between the read and the wait. It returns nil when there
+// is nothing to wait with (no notifications, or too many held already:
+// answer now, the client asks again).
+func (h *Handler) watch(id string, wait time.Duration) *watcher {
+	if wait == 0 || h.notifier == nil {
+		return nil
+	}
 	select {
 	case h.held <- struct{}{}:
-		defer func() { <-h.held }()
 	default:
-		return call, nil // too many held already: answer now, the client asks again
+		return nil
 	}
-	notes, stop := h.notifier.Subscribe(id)
-	defer stop()
-	// Read again now that we listen, so no change slips in between.
-	if call, err = h.store.Call(ctx, id); err != nil || changed(call) || call.Finished() {
-		return call, err
+	notes, latest, stop := h.notifier.Watch(id)
+	w := &watcher{h: h, id: id, wait: wait, notes: notes, latest: latest}
+	w.stop = func() {
+		stop()
+		if !w.released {
+			w.released = true
+			<-h.held
+		}
 	}
-	deadline := time.NewTimer(wait)
+	return w
+}
+
+// until waits until changed says the call has moved on or the wait runs
+// out, and returns the call as it then is. When a change notification
+// carried the whole state, the call is taken from it, with no read, and
+// the note is returned too (it holds the current round's questions).
+func (w *watcher) until(ctx context.Context, call *store.Call, changed func(*store.Call) bool) (*store.Call, *store.CallNote, error) {
+	if changed(call) || call.Finished() {
+		return call, nil, nil
+	}
+	deadline := time.NewTimer(w.wait)
 	defer deadline.Stop()
 	// A periodic look covers notifications lost while reconnecting.
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
+	var err error
 	for {
 		select {
 		case <-ctx.Done():
-			return call, nil
-		case <-h.draining:
-			return call, nil
+			return call, nil, nil
+		case <-w.h.draining:
+			return call, nil, nil
 		case <-deadline.C:
-			return h.store.Call(ctx, id)
+			call, err = w.h.store.Call(ctx, w.id)
+			return call, nil, err
 		case <-tick.C:
-		case <-notes:
+		case <-w.notes:
+			if note := w.latest(); note != nil {
+				next := *call
+				next.Status, next.CurrentSeq, next.Error = note.Status, note.Seq, note.Error
+				next.Retryable, next.UpdatedAt, next.Result = note.Retryable, note.UpdatedAt, note.Result
+				if changed(&next) || next.Finished() {
+					return &next, note, nil
+				}
+				call = &next
+				continue
+			}
 		}
-		if call, err = h.store.Call(ctx, id); err != nil || changed(call) || call.Finished() {
-			return call, err
+		if call, err = w.h.store.Call(ctx, w.id); err != nil || changed(call) || call.Finished() {
+			return call, nil, err
 		}
 	}
 }

@@ -121,6 +121,7 @@ func (s *Store) ServerRoundTTL(ctx context.Context, serverID int64) (time.Durati
 
 // SetUserAdmin grants or takes away a user's admin rights.
 func (s *Store) SetUserAdmin(ctx context.Context, name string, admin bool) error {
+	defer s.forgetAuth()
 	return s.execOne(ctx, "user "+name,
 		`update users set is_admin = $2, updated_at = now() where name = $1`, name, admin)
 }
@@ -134,6 +135,7 @@ func (s *Store) SetUserPassword(ctx context.Context, name, password string) erro
 	if err != nil {
 		return &Error{Kind: ErrInvalid, Message: "The password cannot be used: " + err.Error()}
 	}
+	defer s.forgetAuth()
 	return s.updateUserEndingSessions(ctx, name, `update users set password_hash = $2, updated_at = now()
 		where name = $1 returning id`, name, string(h))
 }
@@ -271,13 +273,22 @@ type AttemptRecord struct {
 
 // RecordAttempt stores one MCP request attempt.
 func (s *Store) RecordAttempt(ctx context.Context, a AttemptRecord) error {
+	return recordAttemptTx(ctx, s.pool, a)
+}
+
+func recordAttemptTx(ctx context.Context, db execer, a AttemptRecord) error {
 	if a.Error != nil {
 		msg := clean(*a.Error, 16<<10) // it may quote a server
 		a.Error = &msg
 	}
-	_, err := s.pool.Exec(ctx, `insert into attempts (call_id, seq, instance, started_at, duration_ms, outcome, error)
+	_, err := db.Exec(ctx, `insert into attempts (call_id, seq, instance, started_at, duration_ms, outcome, error)
 		values ($1, $2, $3, $4, $5, $6, $7)`, a.CallID, a.Seq, a.Instance, a.StartedAt, a.DurationMs, a.Outcome, a.Error)
 	return err
+}
+
+// execer is a pool or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
 // Attempts lists a call's MCP request attempts in order.

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -87,12 +89,26 @@ func (c *Call) Finished() bool {
 	return false
 }
 
+// callColumns reads a call as a person sees it now: a call waiting on a
+// round past its deadline reads expired at once, whether or not the expiry
+// job has tidied it up yet.
 const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url as server_url,
 	s.header_name as server_header_name, s.header_value_enc as server_header_enc, c.owner,
-	c.method, c.target, c.title, c.arguments, c.status, c.current_seq, c.result, c.error, c.retryable, c.handshake,
+	c.method, c.target, c.title, c.arguments,
+	case when ` + callPastDeadline + ` then 'expired' else c.status end as status,
+	c.current_seq, c.result,
+	case when ` + callPastDeadline + ` then '` + expiredMessage + `' else c.error end as error,
+	c.retryable, c.handshake,
 	c.protocol, c.asks_over_session, s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
 	s.oauth_mode as server_oauth_mode, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason`
+
+// callPastDeadline is true of a call whose current round is pending past
+// its deadline; rounds_pkey answers it.
+const callPastDeadline = `(c.status = 'input_required' and exists (select 1 from rounds pr
+	where pr.call_id = c.id and pr.seq = c.current_seq and pr.status = 'pending' and pr.expires_at <= now()))`
+
+const expiredMessage = "The round expired before it was answered."
 
 // Round is one input_required answer from the server: its questions, and
 // the person's answers once given. RequestState never leaves the server.
@@ -120,6 +136,12 @@ type Round struct {
 const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome`
 
+// roundColumnsNow reads a round as a person sees it now: pending past its
+// deadline is expired.
+const roundColumnsNow = `call_id::text as call_id, seq, input_requests, request_state,
+	case when status = 'pending' and expires_at <= now() then 'expired' else status end as status, responses,
+	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome`
+
 // NewCall is what starting a call needs.
 type NewCall struct {
 	ServerID  int64
@@ -128,33 +150,88 @@ type NewCall struct {
 	Target    string
 	Title     string
 	Arguments json.RawMessage
+	// Audit, when set, is written in the call's own transaction; its
+	// Target is the new call's id.
+	Audit *AuditEntry
 	// Protocol starts the call with this revision; "" takes the one learnt
 	// for the tool, if any, else the server's setting.
 	Protocol string
 }
 
-// CreateCall stores a queued call and enqueues its first request.
+// CreateCall stores a queued call and enqueues its first request, in one
+// transaction that also writes the audit entry and returns the call.
 func (s *Store) CreateCall(ctx context.Context, nc NewCall) (*Call, error) {
 	if len(nc.Arguments) == 0 {
 		nc.Arguments = json.RawMessage(`{}`)
 	}
-	var id string
+	var call *Call
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `
-			insert into calls (server_id, owner, method, target, title, arguments, protocol)
-			values ($1, $2, $3, $4, $7, $5, coalesce(nullif($6, ''),
-				(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')))
-			returning id::text`,
-			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Title).Scan(&id)
-		if err != nil {
-			return translate(err, "call")
-		}
-		return s.enqueueTx(ctx, tx, id, 0)
+		var err error
+		call, err = s.createCallTx(ctx, tx, nc)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.Call(ctx, id)
+	return call, nil
+}
+
+func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call, error) {
+	if len(nc.Arguments) == 0 {
+		nc.Arguments = json.RawMessage(`{}`)
+	}
+	var call *Call
+	err := func() error {
+		rows, _ := tx.Query(ctx, `
+			with c as (
+				insert into calls (server_id, owner, method, target, title, arguments, protocol)
+				values ($1, $2, $3, $4, $7, $5, coalesce(nullif($6, ''),
+					(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')))
+				returning *
+			)
+			select `+strings.ReplaceAll(callColumns, callPastDeadline, "false")+`
+			from c join servers s on s.id = c.server_id`,
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Title)
+		var err error
+		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
+			return translate(err, "call")
+		}
+		if nc.Audit != nil {
+			entry := *nc.Audit
+			entry.Target = call.ID
+			if err := auditTx(ctx, tx, entry); err != nil {
+				return err
+			}
+		}
+		return s.enqueueTx(ctx, tx, call.ID, 0)
+	}()
+	return call, err
+}
+
+// CreateCallFor reads the enabled server named server and lets decide
+// check the call against it, then stores the call as CreateCall does, all
+// in one transaction. decide must not wait on the network; its error rolls
+// back and is returned as it is.
+func (s *Store) CreateCallFor(ctx context.Context, server string, decide func(*Server) (NewCall, error)) (*Call, error) {
+	var call *Call
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `select `+serverColumns+` from servers where name = $1 and enabled`, server)
+		srv, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Server])
+		if err != nil {
+			return translate(err, "server "+server)
+		}
+		nc, err := decide(srv)
+		if err != nil {
+			return err
+		}
+		nc.ServerID = srv.ID
+		call, err = s.createCallTx(ctx, tx, nc)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return call, nil
 }
 
 // Call returns a call with its server's name.
@@ -165,15 +242,82 @@ func (s *Store) Call(ctx context.Context, id string) (*Call, error) {
 	return c, translate(err, "call")
 }
 
+// CallAndRounds returns a call and its rounds from seq on (from its
+// current round when seq is negative), read together in one round trip and
+// one transaction (a batch).
+func (s *Store) CallAndRounds(ctx context.Context, id string, seq int) (*Call, []Round, error) {
+	from := "$2"
+	if seq < 0 {
+		from = "(select current_seq from calls where id = $1) and $2 < 0"
+	}
+	b := &pgx.Batch{}
+	var call *Call
+	var rounds []Round
+	b.Queue(`select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, id).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call])
+			return err
+		})
+	b.Queue(`select `+roundColumnsNow+` from rounds where call_id = $1 and seq >= `+from+` order by seq`, id, seq).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			rounds, err = pgx.CollectRows(rows, pgx.RowToStructByName[Round])
+			return err
+		})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, translate(err, "call")
+	}
+	return call, rounds, nil
+}
+
+// CallPage returns a call, all its rounds and the draft of its current
+// round (nil when there is none), read together in one round trip and one
+// transaction (a batch).
+func (s *Store) CallPage(ctx context.Context, id string) (*Call, []Round, *Draft, error) {
+	b := &pgx.Batch{}
+	var call *Call
+	var rounds []Round
+	var draft *Draft
+	b.Queue(`select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, id).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call])
+			return err
+		})
+	b.Queue(`select `+roundColumnsNow+` from rounds where call_id = $1 order by seq`, id).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			rounds, err = pgx.CollectRows(rows, pgx.RowToStructByName[Round])
+			return err
+		})
+	b.Queue(`select d.form, d.updated_at from drafts d
+		join calls c on c.id = d.call_id and c.current_seq = d.seq
+		join rounds r on r.call_id = d.call_id and r.seq = d.seq and r.status = 'pending'
+		where d.call_id = $1`, id).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			draft, err = pgx.CollectOneRow(rows, scanDraft)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, nil, translate(err, "call")
+	}
+	return call, rounds, draft, nil
+}
+
 // Rounds returns a call's rounds in order.
 func (s *Store) Rounds(ctx context.Context, callID string) ([]Round, error) {
-	rows, _ := s.pool.Query(ctx, `select `+roundColumns+` from rounds where call_id = $1 order by seq`, callID)
+	rows, _ := s.pool.Query(ctx, `select `+roundColumnsNow+` from rounds where call_id = $1 order by seq`, callID)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Round])
 }
 
 // RoundsFrom returns a call's rounds from seq on.
 func (s *Store) RoundsFrom(ctx context.Context, callID string, seq int) ([]Round, error) {
-	rows, _ := s.pool.Query(ctx, `select `+roundColumns+` from rounds where call_id = $1 and seq >= $2 order by seq`, callID, seq)
+	rows, _ := s.pool.Query(ctx, `select `+roundColumnsNow+` from rounds where call_id = $1 and seq >= $2 order by seq`, callID, seq)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Round])
 }
 
@@ -245,51 +389,137 @@ func (s *Store) WaitingCount(ctx context.Context, owner string) (int, error) {
 // AnswerRound stores a round's answers and enqueues the retry that carries
 // them, once: the guarded update lets exactly one of any number of
 // concurrent submits through, on any instance. The others get ErrConflict.
-func (s *Store) AnswerRound(ctx context.Context, callID string, seq int, responses json.RawMessage, by string) error {
+// An audit entry given is written in the same transaction.
+func (s *Store) AnswerRound(ctx context.Context, callID string, seq int, responses json.RawMessage, by string, audit ...AuditEntry) error {
+	_, err := s.AnswerRoundChange(ctx, callID, seq, responses, by, audit...)
+	return err
+}
+
+// CallChange is what a write did to a call: its status and time of change.
+type CallChange struct {
+	Status    string
+	UpdatedAt time.Time
+}
+
+// AnswerRoundChange is AnswerRound, returning the call's new status, so
+// the caller need not read the call again.
+func (s *Store) AnswerRoundChange(ctx context.Context, callID string, seq int, responses json.RawMessage, by string, audit ...AuditEntry) (CallChange, error) {
 	var expired bool
+	var change CallChange
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
-			update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
-			where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now()`,
-			callID, seq, responses, by)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return s.whyNotPendingTx(ctx, tx, callID, seq, &expired)
-		}
-		var held bool
-		if err := tx.QueryRow(ctx, `select held_by is not null from rounds where call_id = $1 and seq = $2`,
-			callID, seq).Scan(&held); err != nil {
-			return err
-		}
-		// A held round's answer goes back on the open session: the update
-		// below wakes the instance holding it (through the notification on
-		// calls). Any other round's answer is sent by a new job.
-		status := CallQueued
-		if held {
-			status = CallRunning
-		}
-		tag, err = tx.Exec(ctx, `
-			update calls set status = $3, updated_at = now()
-			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, status)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return conflict("This round is no longer waiting for answers.")
-		}
-		if held {
-			return nil
-		}
-		return s.enqueueTx(ctx, tx, callID, seq)
+		var err error
+		change, err = s.answerTx(ctx, tx, callID, seq, responses, by, audit, &expired)
+		return err
 	})
 	if expired {
 		if err := s.ExpireRound(ctx, callID, seq); err != nil {
-			return err
+			return change, err
 		}
 	}
-	return err
+	return change, err
+}
+
+func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int, responses json.RawMessage, by string, audit []AuditEntry, expired *bool) (CallChange, error) {
+	var change CallChange
+	var held bool
+	err := tx.QueryRow(ctx, `
+		update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
+		where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now()
+		returning held_by is not null`,
+		callID, seq, responses, by).Scan(&held)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return change, s.whyNotPendingTx(ctx, tx, callID, seq, expired)
+	}
+	if err != nil {
+		return change, err
+	}
+	// A held round's answer goes back on the open session: the update
+	// below wakes the instance holding it (through the notification on
+	// calls). Any other round's answer is sent by a new job.
+	status := CallQueued
+	if held {
+		status = CallRunning
+	}
+	err = tx.QueryRow(ctx, `
+		update calls set status = $3, updated_at = now()
+		where id = $1 and current_seq = $2 and status = 'input_required'
+		returning status, updated_at`, callID, seq, status).Scan(&change.Status, &change.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return change, conflict("This round is no longer waiting for answers.")
+	}
+	if err != nil {
+		return change, err
+	}
+	for _, e := range audit {
+		if err := auditTx(ctx, tx, e); err != nil {
+			return change, err
+		}
+	}
+	// A draft of an answered round is never shown again.
+	if _, err := tx.Exec(ctx, `delete from drafts where call_id = $1 and seq = $2`, callID, seq); err != nil {
+		return change, err
+	}
+	if held {
+		return change, nil
+	}
+	return change, s.enqueueTx(ctx, tx, callID, seq)
+}
+
+// Decision is what the caller of AnswerChecked decided to store.
+type Decision struct {
+	Responses json.RawMessage
+	By        string
+	Audit     []AuditEntry
+	// Refusal, when set, ends the call cancelled with this message
+	// instead of sending the answers (see RefuseRound).
+	Refusal string
+}
+
+// AnswerChecked reads a call and its round seq, lets decide check them and
+// the answers, and stores what it decides, all in one transaction: an
+// answer costs one. An error from decide rolls back and is returned as
+// it is. It returns the call as the answer left it.
+func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, decide func(*Call, *Round) (Decision, error)) (*Call, error) {
+	var expired bool
+	var call *Call
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, callID)
+		var err error
+		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
+			return translate(err, "call")
+		}
+		rows, _ = tx.Query(ctx, `select `+roundColumnsNow+` from rounds where call_id = $1 and seq = $2`, callID, seq)
+		round, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round])
+		if err != nil {
+			return translate(err, "round")
+		}
+		d, err := decide(call, round)
+		if err != nil {
+			return err
+		}
+		if d.Refusal != "" {
+			if err := s.refuseTx(ctx, tx, callID, seq, d.Responses, d.By, d.Refusal, d.Audit, &expired); err != nil {
+				return err
+			}
+			call.Status, call.Error, call.UpdatedAt = CallCancelled, &d.Refusal, time.Now()
+			return nil
+		}
+		change, err := s.answerTx(ctx, tx, callID, seq, d.Responses, d.By, d.Audit, &expired)
+		if err != nil {
+			return err
+		}
+		call.Status, call.UpdatedAt = change.Status, change.UpdatedAt
+		return nil
+	})
+	if expired {
+		if err := s.ExpireRound(ctx, callID, seq); err != nil {
+			return nil, err
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return call, nil
 }
 
 // whyNotPendingTx explains why a round could not be answered.
@@ -334,53 +564,115 @@ func (s *Store) ExpireRound(ctx context.Context, callID string, seq int) error {
 type Attempt struct {
 	Call  *Call
 	Round *Round
+	// RoundTTL is the server's own lifetime for its rounds; zero means
+	// the default.
+	RoundTTL time.Duration
 }
 
-// StartAttempt loads what the request of round seq needs. It returns
-// ErrConflict when the call has moved on (the request was already made, or
-// the call ended), so a duplicate job does nothing. It writes nothing: the
-// call stays queued until the request's outcome is stored, which saves a
-// commit per round.
+// StartAttempt loads what the request of round seq needs, in one round
+// trip and one transaction. It returns ErrConflict when the call has moved
+// on (the request was already made, or the call ended), so a duplicate job
+// does nothing. It writes nothing: the call stays queued until the
+// request's outcome is stored, which saves a commit per round.
 func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Attempt, error) {
-	c, err := s.Call(ctx, callID)
-	if err != nil {
-		return nil, err
+	a := &Attempt{}
+	var ttlMs *int64
+	b := &pgx.Batch{}
+	b.Queue(`select `+callColumns+`, (extract(epoch from s.round_ttl) * 1000)::bigint as ttl_ms
+		from calls c join servers s on s.id = c.server_id where c.id = $1`, callID).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			a.Call, err = pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (*Call, error) {
+				ct, err := pgx.RowToStructByName[callWithTTL](row)
+				if err != nil {
+					return nil, err
+				}
+				ttlMs = ct.TTLMs
+				return &ct.Call, nil
+			})
+			return err
+		})
+	if seq > 0 {
+		b.Queue(`select `+roundColumns+` from rounds where call_id = $1 and seq = $2`, callID, seq).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				a.Round, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round])
+				return err
+			})
 	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, translate(err, "call")
+	}
+	if ttlMs != nil {
+		a.RoundTTL = time.Duration(*ttlMs) * time.Millisecond
+	}
+	c := a.Call
 	if c.CurrentSeq != seq || (c.Status != CallQueued && c.Status != CallRunning) {
 		return nil, conflict("call %s is not waiting for request %d", callID, seq)
-	}
-	a := &Attempt{Call: c}
-	if seq > 0 {
-		rows, _ := s.pool.Query(ctx, `select `+roundColumns+` from rounds where call_id = $1 and seq = $2`, callID, seq)
-		if a.Round, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round]); err != nil {
-			return nil, translate(err, "round")
-		}
 	}
 	return a, nil
 }
 
+type callWithTTL struct {
+	Call
+	TTLMs *int64 `db:"ttl_ms"`
+}
+
+// Outcome is what the job that made a request writes with its outcome, in
+// the outcome's own transaction: the attempt's record, and the job's
+// completion (River's JobCompleteTx), so a crash after the commit neither
+// loses the record nor sends the request again.
+type Outcome struct {
+	Attempt *AttemptRecord
+	Done    func(ctx context.Context, tx pgx.Tx) error
+}
+
+func (o *Outcome) writeTx(ctx context.Context, tx pgx.Tx) error {
+	if o == nil {
+		return nil
+	}
+	if o.Attempt != nil {
+		if err := recordAttemptTx(ctx, tx, *o.Attempt); err != nil {
+			return err
+		}
+	}
+	if o.Done != nil {
+		return o.Done(ctx, tx)
+	}
+	return nil
+}
+
+func firstOutcome(with []Outcome) *Outcome {
+	if len(with) == 0 {
+		return nil
+	}
+	return &with[0]
+}
+
 // CompleteCall records the server's final result.
-func (s *Store) CompleteCall(ctx context.Context, callID string, seq int, result json.RawMessage) error {
-	return s.finish(ctx, callID, seq, `status = 'complete', result = $3, error = null, retryable = false`, result)
+func (s *Store) CompleteCall(ctx context.Context, callID string, seq int, result json.RawMessage, with ...Outcome) error {
+	return s.finish(ctx, callID, seq, firstOutcome(with), `status = 'complete', result = $3, error = null, retryable = false`, result)
 }
 
 // FailCall records why the request of round seq failed. A retryable call
 // can be queued again with RetryCall, carrying the stored answers.
-func (s *Store) FailCall(ctx context.Context, callID string, seq int, message string, retryable bool) error {
+func (s *Store) FailCall(ctx context.Context, callID string, seq int, message string, retryable bool, with ...Outcome) error {
 	// The message may quote a server: keep it storable text.
-	return s.finish(ctx, callID, seq, `status = 'failed', error = $3, retryable = $4`, clean(message, 16<<10), retryable)
+	return s.finish(ctx, callID, seq, firstOutcome(with), `status = 'failed', error = $3, retryable = $4`, clean(message, 16<<10), retryable)
 }
 
-func (s *Store) finish(ctx context.Context, callID string, seq int, set string, args ...any) error {
-	tag, err := s.pool.Exec(ctx, `update calls set `+set+`, updated_at = now(), finished_at = now()
-		where id = $1 and current_seq = $2 and status in ('queued', 'running')`, append([]any{callID, seq}, args...)...)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return conflict("call %s moved on before request %d finished", callID, seq)
-	}
-	return nil
+func (s *Store) finish(ctx context.Context, callID string, seq int, o *Outcome, set string, args ...any) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `update calls set `+set+`, updated_at = now(), finished_at = now()
+			where id = $1 and current_seq = $2 and status in ('queued', 'running')`, append([]any{callID, seq}, args...)...)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return conflict("call %s moved on before request %d finished", callID, seq)
+		}
+		return o.writeTx(ctx, tx)
+	})
 }
 
 // NewRound is an input_required answer to store.
@@ -400,22 +692,23 @@ type NewRound struct {
 const AnsweredAutomatically = "rounds (automatically)"
 
 // AddRound stores the round the request of round seq came back with, and
-// makes it the call's current one.
-func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound) error {
+// makes it the call's current one. The round is written before the call,
+// so the call's change notification can carry it.
+func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound, with ...Outcome) error {
 	status, roundStatus, by := CallInputRequired, RoundPending, (*string)(nil)
 	if r.Responses != nil {
 		status, roundStatus = CallQueued, RoundAnswered
 		by = new(AnsweredAutomatically)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
-			update calls set status = $3, current_seq = $2 + 1, error = null, retryable = false,
-			       updated_at = now()
-			where id = $1 and current_seq = $2 and status in ('queued', 'running')`, callID, seq, status)
+		var current int
+		var moving bool
+		err := tx.QueryRow(ctx, `select current_seq, status in ('queued', 'running') from calls where id = $1 for update`,
+			callID).Scan(&current, &moving)
 		if err != nil {
-			return err
+			return translate(err, "call")
 		}
-		if tag.RowsAffected() == 0 {
+		if current != seq || !moving {
 			return conflict("call %s moved on before request %d finished", callID, seq)
 		}
 		_, err = tx.Exec(ctx, `
@@ -426,8 +719,20 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			        case when $6 = 'answered' then 'answered' end,
 			        case when $6 = 'answered' then now() end)`,
 			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by)
-		if err != nil || r.Responses == nil {
+		if err != nil {
 			return translate(err, "round")
+		}
+		if _, err := tx.Exec(ctx, `
+			update calls set status = $3, current_seq = $2 + 1, error = null, retryable = false,
+			       updated_at = now()
+			where id = $1 and current_seq = $2`, callID, seq, status); err != nil {
+			return err
+		}
+		if err := firstOutcome(with).writeTx(ctx, tx); err != nil {
+			return err
+		}
+		if r.Responses == nil {
+			return nil
 		}
 		if err := auditTx(ctx, tx, AuditEntry{Instance: r.Instance, Actor: "system", Action: "round.answered_automatically",
 			Target: callID, Detail: map[string]any{"seq": seq + 1}}); err != nil {
@@ -441,29 +746,10 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 // person declined a sampling request, which the spec answers by not
 // sending the request again. responses records the choices made; message
 // says on the call why it ended. Like AnswerRound, it happens once.
-func (s *Store) RefuseRound(ctx context.Context, callID string, seq int, responses json.RawMessage, by, message string) error {
+func (s *Store) RefuseRound(ctx context.Context, callID string, seq int, responses json.RawMessage, by, message string, audit ...AuditEntry) error {
 	var expired bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
-			update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
-			where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now() and held_by is null`,
-			callID, seq, responses, by)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return s.whyNotPendingTx(ctx, tx, callID, seq, &expired)
-		}
-		tag, err = tx.Exec(ctx, `
-			update calls set status = 'cancelled', error = $3, retryable = false, updated_at = now(), finished_at = now()
-			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, message)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return conflict("This round is no longer waiting for answers.")
-		}
-		return nil
+		return s.refuseTx(ctx, tx, callID, seq, responses, by, message, audit, &expired)
 	})
 	if expired {
 		if err := s.ExpireRound(ctx, callID, seq); err != nil {
@@ -471,6 +757,34 @@ func (s *Store) RefuseRound(ctx context.Context, callID string, seq int, respons
 		}
 	}
 	return err
+}
+
+func (s *Store) refuseTx(ctx context.Context, tx pgx.Tx, callID string, seq int, responses json.RawMessage, by, message string, audit []AuditEntry, expired *bool) error {
+	tag, err := tx.Exec(ctx, `
+		update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
+		where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now() and held_by is null`,
+		callID, seq, responses, by)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return s.whyNotPendingTx(ctx, tx, callID, seq, expired)
+	}
+	tag, err = tx.Exec(ctx, `
+		update calls set status = 'cancelled', error = $3, retryable = false, updated_at = now(), finished_at = now()
+		where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, message)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return conflict("This round is no longer waiting for answers.")
+	}
+	for _, e := range audit {
+		if err := auditTx(ctx, tx, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RetryCall queues a failed, retryable call's last request again, with the

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Draft is what a person has typed into a pending round and not yet sent.
@@ -39,14 +41,19 @@ func (s *Store) SaveDraft(ctx context.Context, callID string, seq int, form url.
 // Draft returns the draft of round seq while the round is pending, or
 // ErrNotFound.
 func (s *Store) Draft(ctx context.Context, callID string, seq int) (*Draft, error) {
-	var d Draft
-	var raw []byte
-	err := s.pool.QueryRow(ctx, `
+	rows, _ := s.pool.Query(ctx, `
 		select d.form, d.updated_at from drafts d
 		join rounds r on r.call_id = d.call_id and r.seq = d.seq and r.status = 'pending'
-		where d.call_id = $1 and d.seq = $2`, callID, seq).Scan(&raw, &d.UpdatedAt)
-	if err != nil {
-		return nil, translate(err, "draft")
+		where d.call_id = $1 and d.seq = $2`, callID, seq)
+	d, err := pgx.CollectOneRow(rows, scanDraft)
+	return d, translate(err, "draft")
+}
+
+func scanDraft(row pgx.CollectableRow) (*Draft, error) {
+	var d Draft
+	var raw []byte
+	if err := row.Scan(&raw, &d.UpdatedAt); err != nil {
+		return nil, err
 	}
 	if err := json.Unmarshal(raw, &d.Form); err != nil {
 		return nil, err

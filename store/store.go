@@ -58,6 +58,7 @@ type Store struct {
 	pool *pgxpool.Pool
 	jobs *river.Client[pgx.Tx] // insert-only
 	aead cipher.AEAD           // encrypts server credentials
+	auth *authCache            // users by token and name; nil: always read
 }
 
 // New returns a Store over pool.

@@ -77,8 +77,15 @@ func (s *Store) CreateFirstAdmin(ctx context.Context, name, password string) (bo
 
 // UserByName returns a user, disabled or not.
 func (s *Store) UserByName(ctx context.Context, name string) (*User, error) {
+	if u, ok := s.auth.name(name); ok {
+		return u, nil
+	}
+	gen, cache := s.auth.generation()
 	rows, _ := s.pool.Query(ctx, `select `+userColumns+` from users where name = $1`, name)
 	u, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[User])
+	if err == nil && cache {
+		s.auth.putName(gen, u)
+	}
 	return u, translate(err, "user "+name)
 }
 
@@ -91,6 +98,7 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 // SetUserDisabled disables or enables a user. Disabling ends all their
 // sessions.
 func (s *Store) SetUserDisabled(ctx context.Context, name string, disabled bool) error {
+	defer s.forgetAuth()
 	if disabled {
 		return s.updateUserEndingSessions(ctx, name, `update users set disabled = true, updated_at = now()
 			where name = $1 returning id`, name)
@@ -259,6 +267,7 @@ func (s *Store) Tokens(ctx context.Context, userID int64) ([]Token, error) {
 
 // RevokeToken revokes one of a user's tokens.
 func (s *Store) RevokeToken(ctx context.Context, userID, tokenID int64) error {
+	defer s.forgetAuth()
 	tag, err := s.pool.Exec(ctx, `update api_tokens set revoked_at = now()
 		where id = $1 and user_id = $2 and revoked_at is null`, tokenID, userID)
 	if err != nil {
@@ -275,6 +284,10 @@ func (s *Store) RevokeToken(ctx context.Context, userID, tokenID int64) error {
 // does not cost a commit per request.
 func (s *Store) UserByToken(ctx context.Context, secret string) (*User, error) {
 	sum := sha256.Sum256([]byte(secret))
+	if u, ok := s.auth.token(sum); ok {
+		return u, nil
+	}
+	gen, cache := s.auth.generation()
 	var (
 		tokenID int64
 		stale   bool
@@ -296,6 +309,9 @@ func (s *Store) UserByToken(ctx context.Context, secret string) (*User, error) {
 		if _, err := s.pool.Exec(ctx, `update api_tokens set last_used_at = now() where id = $1`, tokenID); err != nil {
 			return nil, err
 		}
+	}
+	if cache {
+		s.auth.putToken(gen, sum, u)
 	}
 	return u, nil
 }

@@ -285,12 +285,20 @@ func AdminUsersPage(vm AdminUsersVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "\" name=\"password\" minlength=\"8\" required autocomplete=\"new-password\" placeholder=\"New password\"> <button type=\"submit\" class=\"secondary small-button\">Reset password</button></form></td></tr>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "\" name=\"password\" minlength=\"8\" required autocomplete=\"new-password\" placeholder=\"New password\"> <button type=\"submit\" class=\"secondary small-button\">Reset password</button></form>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = UserCallsDeleteForm(u.Base, u.Name).Render(ctx, templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</td></tr>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</tbody></table><h2 id=\"add\">Add a user</h2><form method=\"post\" action=\"/admin/users\" class=\"card\" data-testid=\"user-add\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "</tbody></table><h2 id=\"add\">Add a user</h2><form method=\"post\" action=\"/admin/users\" class=\"card\" data-testid=\"user-add\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -298,30 +306,30 @@ func AdminUsersPage(vm AdminUsersVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<div class=\"field\"><label for=\"user-name\">Name</label> <input type=\"text\" id=\"user-name\" name=\"name\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<div class=\"field\"><label for=\"user-name\">Name</label> <input type=\"text\" id=\"user-name\" name=\"name\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var12 string
 			templ_7745c5c3_Var12, templ_7745c5c3_Err = templruntime.NewAttributeExpression(vm.NewName).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin_users.templ`, Line: 101, Col: 68}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin_users.templ`, Line: 102, Col: 68}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var12)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "\" required maxlength=\"64\" autocomplete=\"off\"></div><div class=\"field\"><label for=\"user-password\">Password</label><p class=\"help\" id=\"user-password-help\">At least 8 characters. Leave empty for someone who signs in through the single sign-on proxy.</p><input type=\"password\" id=\"user-password\" name=\"password\" minlength=\"8\" autocomplete=\"new-password\" aria-describedby=\"user-password-help\"></div><label><input type=\"checkbox\" name=\"admin\" value=\"1\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "\" required maxlength=\"64\" autocomplete=\"off\"></div><div class=\"field\"><label for=\"user-password\">Password</label><p class=\"help\" id=\"user-password-help\">At least 8 characters. Leave empty for someone who signs in through the single sign-on proxy.</p><input type=\"password\" id=\"user-password\" name=\"password\" minlength=\"8\" autocomplete=\"new-password\" aria-describedby=\"user-password-help\"></div><label><input type=\"checkbox\" name=\"admin\" value=\"1\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if vm.NewAdmin {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, " checked")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, " checked")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "> Admin</label><p><button type=\"submit\">Add the user</button></p></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "> Admin</label><p><button type=\"submit\">Add the user</button></p></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -170,3 +170,41 @@ func waitReady(ctx context.Context, url string) error {
 	}
 	return errors.New("not ready after 30s")
 }
+
+// xactCounter reads how many transactions the run's database has ended,
+// committed or rolled back, from pg_stat_database. Backends report their
+// counts about once a second while busy, so a reading taken under load is
+// at most a second behind.
+type xactCounter struct {
+	ctx  context.Context
+	conn *pgx.Conn
+}
+
+func (f *fleet) xactCounter(ctx context.Context) *xactCounter {
+	conn, err := pgx.Connect(ctx, f.db)
+	if err != nil {
+		fmt.Println("transactions will not be counted:", err)
+		return &xactCounter{ctx: ctx}
+	}
+	return &xactCounter{ctx: ctx, conn: conn}
+}
+
+// read returns the counter, or -1 when it cannot be read.
+func (x *xactCounter) read() int64 {
+	if x.conn == nil {
+		return -1
+	}
+	var n int64
+	err := x.conn.QueryRow(x.ctx, `select xact_commit + xact_rollback from pg_stat_database
+		where datname = current_database()`).Scan(&n)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func (x *xactCounter) close() {
+	if x.conn != nil {
+		_ = x.conn.Close(context.Background())
+	}
+}

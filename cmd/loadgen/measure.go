@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-rounds/rounds/store"
 )
 
 // series is the same measurement repeated.
@@ -61,8 +64,19 @@ func (s series) print() {
 			last = r.lastError
 		}
 	}
-	fmt.Printf("%-22s %9.1f/s  ±%-7.1f %8s %8s %8s %7d\n", s.name, mean, spread/2,
-		ms(slices.Max(p50)), ms(slices.Max(p95)), ms(slices.Max(p99)), errors)
+	perRound := "-"
+	var xs []float64
+	for _, r := range s.results {
+		if pr := r.perRound(); pr >= 0 {
+			xs = append(xs, pr)
+		}
+	}
+	if len(xs) == len(s.results) && len(xs) > 0 {
+		m, _ := meanSpread(xs)
+		perRound = fmt.Sprintf("%.1f", m)
+	}
+	fmt.Printf("%-22s %9.1f/s  ±%-7.1f %8s %8s %8s %7d %9s\n", s.name, mean, spread/2,
+		ms(slices.Max(p50)), ms(slices.Max(p95)), ms(slices.Max(p99)), errors, perRound)
 	if last != "" {
 		fmt.Printf("%22s last error: %s\n", "", last)
 	}
@@ -71,7 +85,7 @@ func (s series) print() {
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
 
 func header() {
-	fmt.Printf("%-22s %11s  %-8s %8s %8s %8s %7s\n", "", "rate", "spread", "p50", "p95", "p99", "errors")
+	fmt.Printf("%-22s %11s  %-8s %8s %8s %8s %7s %9s\n", "", "rate", "spread", "p50", "p95", "p99", "errors", "xacts/rd")
 }
 
 func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string) error {
@@ -79,31 +93,34 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 	for m := range strings.SplitSeq(o.modes, ",") {
 		want[strings.TrimSpace(m)] = true
 	}
-	repeat := func(name string, mk func(i int) user) series {
+	repeat := func(name string, mk func(i int) user, xacts func() int64) series {
 		s := series{name: name}
 		for range o.runs {
-			s.results = append(s.results, measure(ctx, o.users, o.warmup, o.duration, mk))
+			s.results = append(s.results, measure(ctx, o.users, o.warmup, o.duration, mk, xacts))
 		}
 		return s
 	}
+	xacts := f.xactCounter(ctx)
+	defer xacts.close()
 	fmt.Println()
 	fmt.Println("Rates are answered rounds per second (the baseline: MCP requests per second); latency is")
 	fmt.Println("from an answer's POST to the next round, or the result, being visible. Max over runs.")
+	fmt.Println("xacts/rd: Postgres transactions (pg_stat_database, committed and rolled back) per answered round.")
 	header()
 	var baseline, api series
 	var all []series
 	if want["baseline"] {
-		baseline = repeat("baseline (bare go-sdk)", func(int) user { return baselineUser(demoURL) })
+		baseline = repeat("baseline (bare go-sdk)", func(int) user { return baselineUser(demoURL) }, nil)
 		baseline.print()
 		all = append(all, baseline)
 	}
 	if want["api"] || want["half"] {
-		api = repeat("api", func(int) user { return apiUser(f.urls, f.token, nil) })
+		api = repeat("api", func(int) user { return apiUser(f.urls, f.token, nil) }, xacts.read)
 		api.print()
 		all = append(all, api)
 	}
 	if want["html"] {
-		html := repeat("html pages", func(int) user { return htmlUser(f.urls) })
+		html := repeat("html pages", func(int) user { return htmlUser(f.urls) }, xacts.read)
 		html.print()
 		all = append(all, html)
 	}
@@ -116,7 +133,7 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 			p := newPacer(pctx, peak/2)
 			half.results = append(half.results, measure(ctx, o.users, o.warmup, o.duration, func(int) user {
 				return apiUser(f.urls, f.token, p)
-			}))
+			}, xacts.read))
 			cancel()
 		}
 		half.print()
@@ -145,15 +162,23 @@ func mib(xs []float64) string {
 }
 
 // measureScale seeds stored rounds, then times the inbox and a call page
-// through the pages, and reads the instances' memory before and after.
+// through the pages, again while the retention deletes the oldest of them,
+// and reads the bytes stored per round, the query plans and the instances'
+// memory.
 func measureScale(ctx context.Context, o options, f *fleet) error {
 	rssBefore := f.rss()
 	began := time.Now()
-	callID, err := seed(ctx, f.db, o.scale)
+	// A fifth of the rounds (a million of ten) finished long ago, for the
+	// retention to delete while the pages are read.
+	old := o.scale / 5
+	callID, err := seed(ctx, f.db, o.scale, old)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("seeded %d rounds in %s\n", o.scale, time.Since(began).Round(time.Second))
+	fmt.Printf("seeded %d rounds (%d of them past the retention) in %s\n", o.scale, old, time.Since(began).Round(time.Second))
+	if err := printStorage(ctx, f.db, callID); err != nil {
+		return err
+	}
 	client := &http.Client{Transport: httpClient.Transport, Timeout: 30 * time.Second, CheckRedirect: httpClient.CheckRedirect}
 	get := func(url string) (time.Duration, error) {
 		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
@@ -176,41 +201,76 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 	if jar != nil {
 		client.Jar = jar
 	}
-	header()
-	for _, page := range []struct{ name, path string }{
+	pages := []struct{ name, path string }{
 		{"inbox page", "/inbox"},
 		{"call page", "/calls/" + callID},
 		{"call API", "/api/v1/calls/" + callID},
-	} {
-		s := series{name: page.name}
-		for range o.runs {
-			st := &stats{}
-			st.measuring.Store(true)
-			ctx, cancel := context.WithTimeout(ctx, o.duration)
-			var wg sync.WaitGroup
-			for i := range 4 {
-				wg.Go(func() {
-					for ctx.Err() == nil {
-						d, err := get(f.urls[i%len(f.urls)] + page.path)
-						if ctx.Err() != nil {
-							return
+	}
+	readPages := func(suffix string) error {
+		for _, page := range pages {
+			s := series{name: page.name + suffix}
+			for range o.runs {
+				st := &stats{}
+				st.measuring.Store(true)
+				ctx, cancel := context.WithTimeout(ctx, o.duration)
+				var wg sync.WaitGroup
+				for i := range 4 {
+					wg.Go(func() {
+						for ctx.Err() == nil {
+							d, err := get(f.urls[i%len(f.urls)] + page.path)
+							if ctx.Err() != nil {
+								return
+							}
+							if err != nil {
+								st.failed(ctx, err)
+								continue
+							}
+							st.answered(d)
 						}
-						if err != nil {
-							st.failed(ctx, err)
-							continue
-						}
-						st.answered(d)
-					}
-				})
+					})
+				}
+				wg.Wait()
+				cancel()
+				s.results = append(s.results, st.result(o.duration))
 			}
-			wg.Wait()
-			cancel()
-			s.results = append(s.results, st.result(o.duration))
+			s.print()
+			if err := s.check(); err != nil {
+				return err
+			}
 		}
-		s.print()
-		if err := s.check(); err != nil {
-			return err
+		return nil
+	}
+	header()
+	if err := readPages(""); err != nil {
+		return err
+	}
+	// The same reads while the retention deletes the old calls, batch by
+	// batch, with the statement its job runs.
+	st, err := storeFor(ctx, f.db)
+	if err != nil {
+		return err
+	}
+	deleted := make(chan int, 1)
+	delCtx, stopDeleting := context.WithCancel(ctx)
+	deleteBegan := time.Now()
+	go func() {
+		n := 0
+		for delCtx.Err() == nil {
+			k, err := st.DeleteFinishedCalls(delCtx, time.Now().Add(-90*24*time.Hour), 1000)
+			n += k
+			if err != nil || k == 0 {
+				break
+			}
 		}
+		deleted <- n
+	}()
+	err = readPages(" (deleting)")
+	stopDeleting()
+	n := <-deleted
+	fmt.Printf("retention deleted %d calls (%d rounds) in %s while the pages were read\n", n, 2*n,
+		time.Since(deleteBegan).Round(time.Millisecond))
+	if err != nil {
+		return err
 	}
 	fmt.Printf("instance RSS before seeding: %s; after the reads: %s\n", mib(rssBefore), mib(f.rss()))
 	return nil
@@ -227,16 +287,18 @@ func htmlSession(ctx context.Context, base string) http.CookieJar {
 }
 
 // seed stores n rounds: answered two-round calls spread over many people,
-// and, for the measured person, a few pending ones and one call whose page
-// is read. It returns that call's id.
-func seed(ctx context.Context, db string, n int) (string, error) {
+// the oldest of them (old rounds) finished 100 days ago, and, for the
+// measured person, a few pending ones and one call whose page is read. It
+// returns that call's id. Each batch is one set-based statement.
+func seed(ctx context.Context, db string, n, old int) (string, error) {
 	conn, err := pgx.Connect(ctx, db)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close(ctx)
 	calls := int(math.Ceil(float64(n) / 2))
-	const batch = 50_000
+	oldCalls := old / 2
+	const batch = 100_000
 	for from := 0; from < calls; from += batch {
 		to := min(from+batch, calls)
 		_, err := conn.Exec(ctx, `
@@ -245,17 +307,18 @@ func seed(ctx context.Context, db string, n int) (string, error) {
 				                   created_at, updated_at, finished_at)
 				select (select id from servers where name = 'demo'), 'person' || (g % 5000), 'tools/call',
 				       'book_flight', '{}', 'complete', 2,
-				       '{"content":[{"type":"text","text":"Booked."}]}',
-				       now() - g * interval '1 second', now() - g * interval '1 second', now() - g * interval '1 second'
-				from generate_series($1::int, $2::int - 1) g
+				       '{"content":[{"type":"text","text":"Booked."}]}', t, t, t
+				from generate_series($1::int, $2::int - 1) g,
+				     lateral (select case when g >= $3::int - $4::int then now() - interval '100 days' - g * interval '1 second'
+				                          else now() - g * interval '1 second' end as t) tt
 				returning id, created_at
 			)
 			insert into rounds (call_id, seq, input_requests, request_state, status, responses, answered_by,
-			                    answered_at, expires_at, created_at)
+			                    answered_at, expires_at, created_at, outcome, ended_at)
 			select c.id, s, '{"seat":{"method":"elicitation/create","params":{"message":"Which class?","requestedSchema":{"type":"object","properties":{"class":{"type":"string","enum":["economy","business"]}}}}}}',
 			       '"seeded-state"', 'answered', '{"seat":{"action":"accept","content":{"class":"economy"}}}',
-			       'person', c.created_at, c.created_at + interval '1 day', c.created_at
-			from c cross join generate_series(1, 2) s`, from, to)
+			       'person', c.created_at, c.created_at + interval '1 day', c.created_at, 'answered', c.created_at
+			from c cross join generate_series(1, 2) s`, from, to, calls, oldCalls)
 		if err != nil {
 			return "", err
 		}
@@ -275,6 +338,72 @@ func seed(ctx context.Context, db string, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = conn.Exec(ctx, "analyze calls; analyze rounds")
+	_, err = conn.Exec(ctx, "vacuum analyze calls; vacuum analyze rounds")
 	return id, err
+}
+
+// printStorage prints the bytes stored per round (tables, their indexes
+// and TOAST) and the plans of the inbox and call page queries.
+func printStorage(ctx context.Context, db, callID string) error {
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var rounds, callsBytes, roundsBytes, callsIdx, roundsIdx int64
+	err = conn.QueryRow(ctx, `select (select count(*) from rounds),
+		pg_table_size('calls'), pg_table_size('rounds'), pg_indexes_size('calls'), pg_indexes_size('rounds')`).
+		Scan(&rounds, &callsBytes, &roundsBytes, &callsIdx, &roundsIdx)
+	if err != nil {
+		return err
+	}
+	total := callsBytes + roundsBytes + callsIdx + roundsIdx
+	fmt.Printf("stored: %d rounds; calls %s + indexes %s, rounds %s + indexes %s; %.0f bytes per round\n",
+		rounds, mb(callsBytes), mb(callsIdx), mb(roundsBytes), mb(roundsIdx), float64(total)/float64(rounds))
+	for _, q := range []struct{ name, sql string }{
+		{"inbox", `explain (analyze, buffers, costs off)
+			select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target,
+			       r.input_requests, r.created_at, r.expires_at
+			from calls c
+			join rounds r on r.call_id = c.id and r.seq = c.current_seq
+			join servers s on s.id = c.server_id
+			where c.owner = 'admin' and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
+			order by r.expires_at limit 50`},
+		{"call page: the call", `explain (analyze, buffers, costs off)
+			select c.*, s.name from calls c join servers s on s.id = c.server_id where c.id = '` + callID + `'`},
+		{"call page: its rounds", `explain (analyze, buffers, costs off)
+			select * from rounds where call_id = '` + callID + `' order by seq`},
+		{"retention: one batch", `explain (costs off)
+			delete from calls where id in (select id from calls where finished_at < now() - interval '90 days'
+			order by finished_at limit 1000 for update skip locked)`},
+	} {
+		rows, err := conn.Query(ctx, q.sql)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("plan, %s:\n", q.name)
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			fmt.Println("    " + line)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mb(b int64) string { return fmt.Sprintf("%.0f MB", float64(b)/1e6) }
+
+// storeFor opens the store over the run's database, for the retention's
+// own statement.
+func storeFor(ctx context.Context, db string) (*store.Store, error) {
+	pool, err := pgxpool.New(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return store.New(pool)
 }

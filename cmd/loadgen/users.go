@@ -61,12 +61,25 @@ type result struct {
 	p50, p95, p99 time.Duration
 	errors        int
 	lastError     string
+	// xacts is how many Postgres transactions the database committed or
+	// rolled back while measuring, from pg_stat_database; -1 if unknown.
+	xacts   float64
+	answers int
+}
+
+// perRound is transactions per answered round, or -1 when not counted.
+func (r result) perRound() float64 {
+	if r.xacts < 0 || r.answers == 0 {
+		return -1
+	}
+	return r.xacts / float64(r.answers)
 }
 
 func (s *stats) result(d time.Duration) result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := result{perSecond: float64(len(s.latencies)) / d.Seconds(), errors: s.errors, lastError: s.lastError}
+	r := result{perSecond: float64(len(s.latencies)) / d.Seconds(), errors: s.errors, lastError: s.lastError,
+		xacts: -1, answers: len(s.latencies)}
 	slices.Sort(s.latencies)
 	r.p50, r.p95, r.p99 = percentile(s.latencies, 50), percentile(s.latencies, 95), percentile(s.latencies, 99)
 	return r
@@ -84,7 +97,9 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 type user func(ctx context.Context, st *stats)
 
 // measure runs users for warm-up plus duration and returns the measured part.
-func measure(ctx context.Context, n int, warmup, duration time.Duration, mk func(i int) user) result {
+// xacts, when given, reads the database's transaction counter at the start
+// and the end of the measured part, both under load.
+func measure(ctx context.Context, n int, warmup, duration time.Duration, mk func(i int) user, xacts func() int64) result {
 	st := &stats{}
 	ctx, cancel := context.WithTimeout(ctx, warmup+duration)
 	defer cancel()
@@ -94,10 +109,19 @@ func measure(ctx context.Context, n int, warmup, duration time.Duration, mk func
 		wg.Go(func() { u(ctx, st) })
 	}
 	time.Sleep(warmup)
+	var before int64
+	if xacts != nil {
+		before = xacts()
+	}
 	st.measuring.Store(true)
 	time.Sleep(duration)
 	st.measuring.Store(false)
 	r := st.result(duration)
+	if xacts != nil {
+		if after := xacts(); before >= 0 && after >= 0 {
+			r.xacts = float64(after - before)
+		}
+	}
 	cancel()
 	wg.Wait()
 	return r

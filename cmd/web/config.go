@@ -47,6 +47,12 @@ type config struct {
 	MetricsAllow      []netip.Prefix
 	ExpiryInterval    time.Duration
 	HeartbeatInterval time.Duration
+
+	// Retention is how long finished calls are kept, AuditRetention how
+	// long audit entries are; RetentionInterval paces the job deleting them.
+	Retention         time.Duration
+	AuditRetention    time.Duration
+	RetentionInterval time.Duration
 }
 
 type serverConfig struct {
@@ -161,7 +167,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if cfg.MetricsAllow, err = parsePrefixes("METRICS_ALLOW", or(getenv("METRICS_ALLOW"), "127.0.0.0/8,::1")); err != nil {
 		return cfg, err
 	}
-	for name, d := range map[string]*time.Duration{"EXPIRY_INTERVAL": &cfg.ExpiryInterval, "HEARTBEAT_INTERVAL": &cfg.HeartbeatInterval} {
+	cfg.Retention, cfg.AuditRetention = 90*24*time.Hour, 400*24*time.Hour
+	for name, d := range map[string]*time.Duration{"RETENTION": &cfg.Retention, "AUDIT_RETENTION": &cfg.AuditRetention} {
+		if v := getenv(name); v != "" {
+			if *d, err = parseDays(v); err != nil || *d <= 0 {
+				return cfg, fmt.Errorf("%s: want a number of days such as 90d, or a Go duration such as 2160h, got %q", name, v)
+			}
+		}
+	}
+	if cfg.AuditRetention < 24*time.Hour {
+		return cfg, fmt.Errorf("AUDIT_RETENTION: the audit log is kept at least a day (1d), got %q", getenv("AUDIT_RETENTION"))
+	}
+	for name, d := range map[string]*time.Duration{"EXPIRY_INTERVAL": &cfg.ExpiryInterval, "HEARTBEAT_INTERVAL": &cfg.HeartbeatInterval,
+		"RETENTION_INTERVAL": &cfg.RetentionInterval} {
 		if v := getenv(name); v != "" {
 			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
 				return cfg, fmt.Errorf("%s: want a positive Go duration such as 30s, got %q", name, v)
@@ -169,6 +187,18 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// parseDays reads a number of days ("90d") or a Go duration ("2160h").
+func parseDays(v string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil {
+			return 0, err
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(v)
 }
 
 // parsePrefixes reads a list of addresses and CIDR ranges: 10.0.0.0/8,::1.

@@ -208,6 +208,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		publicURL = "http://" + ln.Addr().String()
 	}
 	notifier := store.NewNotifier(pool, log)
+	st.CacheAuth(notifier)
 	eng, err := engine.New(pool, st, mc, engine.Config{
 		RoundTTL:          cfg.RoundTTL,
 		MaxRounds:         cfg.MaxRounds,
@@ -218,6 +219,9 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 		Capabilities:      mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
 		Version:           version,
 		ExpiryInterval:    cfg.ExpiryInterval,
+		Retention:         cfg.Retention,
+		AuditRetention:    cfg.AuditRetention,
+		RetentionInterval: cfg.RetentionInterval,
 		HeartbeatInterval: cfg.HeartbeatInterval,
 		Metrics:           metrics.New(st, cfg.MetricsAllow, log),
 		Auth:              &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(cfg.RequestTimeout), PublicURL: publicURL},

@@ -61,6 +61,15 @@ type Config struct {
 	// Notifier wakes a held call when its question is answered, on any
 	// instance; without it the holder only polls.
 	Notifier *store.Notifier
+	// Mail sends round mail; nil means none is sent. PublicURL starts the
+	// links in it.
+	Mail      *Mail
+	PublicURL string
+	// WebhookAllowPrivate lets webhooks reach loopback and private
+	// addresses. WebhookBackoff is the wait before each next attempt of a
+	// failed delivery; default DefaultWebhookBackoff.
+	WebhookAllowPrivate bool
+	WebhookBackoff      []time.Duration
 	// Retention is how long finished calls are kept; default 90 days.
 	// AuditRetention is how long audit entries are kept; default 400 days
 	// (at least a day). RetentionInterval is how often the retention job
@@ -108,6 +117,9 @@ func (c Config) withDefaults() Config {
 	if c.HeldTimeout <= 0 {
 		c.HeldTimeout = 10 * time.Minute
 	}
+	if len(c.WebhookBackoff) == 0 {
+		c.WebhookBackoff = DefaultWebhookBackoff
+	}
 	if c.Retention <= 0 {
 		c.Retention = 90 * 24 * time.Hour
 	}
@@ -135,6 +147,8 @@ type Engine struct {
 	log   *slog.Logger
 	river *river.Client[pgx.Tx]
 	beat  *heartbeat
+	// webhooks posts webhook events.
+	webhooks *http.Client
 
 	// Sessions held open for handshake-era servers, by job; Stop closes
 	// them, since they cannot outlive this process.
@@ -146,7 +160,14 @@ type Engine struct {
 // New builds an engine over pool. Call Start to begin working jobs.
 func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, log *slog.Logger) (*Engine, error) {
 	e := &Engine{store: st, mcp: mc, cfg: cfg.withDefaults(), log: log, holding: map[int64]context.CancelFunc{}}
+	e.webhooks = webhookClient(e.cfg.WebhookAllowPrivate, e.cfg.RequestTimeout)
 	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &mailWorker{e: e}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &webhookWorker{e: e}); err != nil {
+		return nil, err
+	}
 	if err := river.AddWorkerSafely(workers, &requestWorker{e: e}); err != nil {
 		return nil, err
 	}

@@ -34,6 +34,11 @@ func (h *Handler) accountShow(c echo.Context) error {
 		Zone:        views.ZoneVM{Value: u.TimeZone, Showing: views.ZoneOf(c.Request().Context())},
 		Calls:       views.AccountCallsVM{RetentionDays: int(h.engine.Config().Retention / (24 * time.Hour))},
 	}
+	mail, err := h.accountMailVM(c)
+	if err != nil {
+		return err
+	}
+	vm.Mail = *mail
 	return render(c, http.StatusOK, views.AccountPage(vm))
 }
 
@@ -41,6 +46,7 @@ func (h *Handler) accountShow(c echo.Context) error {
 // show (`/account?done=KEY`); sections add their own keys.
 var accountNotices = map[string]string{
 	"zone":          "Your time zone is saved.",
+	"mail":          "Your e-mail settings are saved.",
 	"calls_deleted": "Every call you started was deleted, with its rounds and your answers.",
 }
 

@@ -51,6 +51,19 @@ func (h *Handler) adminCallVM(ctx context.Context, id string) (*views.AdminCallV
 	if call.Error != nil {
 		vm.Error = *call.Error
 	}
+	if vm.Reach, err = h.reachVM(ctx, call); err != nil {
+		return nil, err
+	}
+	if call.Status == store.CallInputRequired {
+		choices, err := h.assigneeChoices(ctx)
+		if err != nil {
+			return nil, err
+		}
+		vm.Reassign = views.ReassignVM{Action: base + "/assignee", Assignee: vm.Reach.Assignee, Choices: choices}
+		if vm.Reassign.Assignee == "" {
+			vm.Reassign.Assignee = call.Owner
+		}
+	}
 	bySeq := map[int][]views.AttemptVM{}
 	for _, a := range attempts {
 		av := views.AttemptVM{

@@ -80,7 +80,7 @@ func (h *Handler) adminCalls(c echo.Context) error {
 		Status: f.Status, Server: f.Server, User: f.Owner, Age: q.Get("age"), Sort: f.Sort,
 		Ages: append(ageOptions(), views.OptionVM{Value: "older1d", Label: "More than a day ago"},
 			views.OptionVM{Value: "older7d", Label: "More than a week ago"}),
-		Sorts: []views.OptionVM{{Value: store.CallsNewest, Label: "Newest first"}, {Value: store.CallsOldest, Label: "Oldest first"}},
+		Sorts:  []views.OptionVM{{Value: store.CallsNewest, Label: "Newest first"}, {Value: store.CallsOldest, Label: "Oldest first"}},
 		Notice: endNotice(q),
 	}
 	for _, s := range callStatuses {

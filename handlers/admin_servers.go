@@ -35,6 +35,13 @@ var adminNotices = map[string]string{
 	"expired":       "The waiting round was expired and the call ended expired; the person's page says so, with your reason, which is in the audit log.",
 	"cancelled":     "The call was cancelled; the person's page says so, with your reason, which is in the audit log.",
 	"retried":       "The call was queued again with its stored answers.",
+	// Teams, e-mail addresses and reassigning (see admin_teams.go).
+	"team":           "Team added. Calls name it as team:NAME.",
+	"team_removed":   "Team removed.",
+	"member":         "Member added: they see the team's waiting rounds in their inbox.",
+	"member_removed": "Member removed.",
+	"email":          "E-mail address saved.",
+	"reassigned":     "Reassigned: the round now waits for them, and they are mailed about it.",
 }
 
 // adminServers lists every server, enabled or not, with the add form.

@@ -40,10 +40,15 @@ func (h *Handler) renderUsers(c echo.Context, status int, vm views.AdminUsersVM)
 	if err != nil {
 		return err
 	}
+	contacts, err := h.store.Contacts(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	for _, u := range users {
 		vm.Users = append(vm.Users, views.AdminUserVM{
 			Name: u.Name, IsAdmin: u.IsAdmin, Disabled: u.Disabled, Password: u.PasswordHash != nil,
 			Created: u.CreatedAt, Self: u.Name == h.person(c), Base: "/admin/users/" + url.PathEscape(u.Name),
+			Email: contacts[u.Name].Email,
 		})
 	}
 	return render(c, status, views.AdminUsersPage(vm))
@@ -53,7 +58,15 @@ func (h *Handler) renderUsers(c echo.Context, status int, vm views.AdminUsersVM)
 func (h *Handler) adminUserCreate(c echo.Context) error {
 	name := strings.TrimSpace(c.FormValue("name"))
 	admin := c.FormValue("admin") != ""
+	email := strings.TrimSpace(c.FormValue("email"))
+	if _, err := store.CheckEmail(email); err != nil {
+		return h.renderUsers(c, http.StatusUnprocessableEntity, views.AdminUsersVM{
+			NewName: name, NewAdmin: admin, NewEmail: email, Error: err.Error()})
+	}
 	_, err := h.store.CreateUser(c.Request().Context(), name, c.FormValue("password"), admin)
+	if err == nil && email != "" {
+		err = h.store.SetEmail(c.Request().Context(), name, email)
+	}
 	var se *store.Error
 	switch {
 	case errors.Is(err, store.ErrConflict):

@@ -29,13 +29,15 @@ type apiMessage struct {
 // apiCall is a call as the API shows it. The request state is not part of
 // it, nor of anything else that leaves the server.
 type apiCall struct {
-	ID        string          `json:"id"`
-	Status    string          `json:"status"`
-	Server    string          `json:"server"`
-	Method    string          `json:"method"`
-	Tool      string          `json:"tool,omitempty"`
-	Prompt    string          `json:"prompt,omitempty"`
-	URI       string          `json:"uri,omitempty"`
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Server string `json:"server"`
+	Method string `json:"method"`
+	Tool   string `json:"tool,omitempty"`
+	Prompt string `json:"prompt,omitempty"`
+	URI    string `json:"uri,omitempty"`
+	// Assignee answers the call's rounds: a person, or "team:NAME".
+	Assignee  string          `json:"assignee,omitempty"`
 	Round     *apiRound       `json:"round"`
 	Result    json.RawMessage `json:"result"`
 	Error     *apiMessage     `json:"error"`
@@ -83,6 +85,9 @@ func newAPICall(call *store.Call, rounds []store.Round) apiCall {
 		ID: call.ID, Status: call.Status, Server: call.ServerName, Method: call.Method,
 		Result: call.Result, Retryable: call.Retryable, CreatedAt: call.CreatedAt, UpdatedAt: call.UpdatedAt,
 	}
+	if call.Assignee != nil {
+		out.Assignee = *call.Assignee
+	}
 	switch call.Method {
 	case "prompts/get":
 		out.Prompt = call.Target
@@ -115,6 +120,18 @@ func newAPICall(call *store.Call, rounds []store.Round) apiCall {
 		}
 	}
 	return out
+}
+
+// CallJSON renders a call as GET /api/v1/calls/{id} does, for the body of
+// a webhook event.
+func CallJSON(call *store.Call, rounds []store.Round) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(newAPICall(call, rounds)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(buf.Bytes()), nil
 }
 
 // writeJSON writes v without HTML-escaping, so server content comes back

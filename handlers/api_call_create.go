@@ -23,6 +23,10 @@ type apiCallRequest struct {
 	Prompt    string          `json:"prompt"`
 	URI       string          `json:"uri"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Assignee answers the rounds: a person's name or "team:NAME"; the
+	// caller by default. WebhookURL receives the call's events.
+	Assignee   string `json:"assignee"`
+	WebhookURL string `json:"webhook_url"`
 	// Protocol starts the call with this revision ("2025-11-25" for a tool
 	// that asks over a session); "" or "auto" takes the server's setting.
 	Protocol string `json:"protocol"`
@@ -56,6 +60,16 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	}
 	if !knownProtocol(req.Protocol) {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"protocol" must be "auto" or a revision: "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05".`)
+	}
+	if req.Assignee != "" {
+		if err := h.store.CheckAssignee(ctx, req.Assignee); err != nil {
+			return err
+		}
+	}
+	if req.WebhookURL != "" {
+		if err := engine.CheckWebhookURL(req.WebhookURL, h.engine.Config().WebhookAllowPrivate); err != nil {
+			return err
+		}
 	}
 	if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
 		req.Arguments = json.RawMessage(`{}`)
@@ -99,10 +113,11 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 			Fields:  map[string]map[string]string{"arguments": fieldErrs},
 		}})
 	}
-	detail := map[string]any{"server": srv.Name, "api": true}
+	detail := map[string]any{"server": srv.Name, "api": true, "assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""}
 	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
+		Assignee: req.Assignee, WebhookURL: req.WebhookURL,
 		Audit:    h.userAudit(c, "call.started", "", detail),
 		Protocol: strings.TrimPrefix(req.Protocol, "auto"),
 	})
@@ -123,12 +138,14 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 	for {
 		var fieldErrs map[string]string
 		call, err := h.store.CreateCallFor(ctx, req.Server, func(srv *store.Server) (store.NewCall, error) {
-			audit := h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": req.Tool})
+			audit := h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": req.Tool,
+				"assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""})
 			if unchecked {
 				// The call waits for the caller to connect (authorization_required),
 				// and the server checks the arguments.
 				return store.NewCall{Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: req.Tool,
-					Arguments: req.Arguments, Audit: audit, Protocol: strings.TrimPrefix(req.Protocol, "auto")}, nil
+					Arguments: req.Arguments, Audit: audit, Protocol: strings.TrimPrefix(req.Protocol, "auto"),
+					Assignee: req.Assignee, WebhookURL: req.WebhookURL}, nil
 			}
 			tool, fresh := h.engine.CachedTool(srv, req.Tool)
 			if !fresh && listed == nil {
@@ -149,7 +166,9 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 			return store.NewCall{
 				Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: tool.Name, Title: toolTitle(tool), Arguments: req.Arguments,
 				Protocol: strings.TrimPrefix(req.Protocol, "auto"),
-				Audit:    h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": tool.Name}),
+				Assignee: req.Assignee, WebhookURL: req.WebhookURL,
+				Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": tool.Name,
+					"assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""}),
 			}, nil
 		})
 		switch {

@@ -32,7 +32,9 @@ func (h *Handler) apiCallShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !mayAccess(ctx, call.Owner) {
+	if ok, err := h.mayOpen(ctx, call); err != nil {
+		return err
+	} else if !ok {
 		return notFoundErr("call")
 	}
 	if w != nil {

@@ -59,7 +59,7 @@ func (h *Handler) apiCalls(c echo.Context) error {
 // A round waiting for answers is cancelled with it; 409 once it has ended.
 func (h *Handler) apiCallCancel(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
+	call, err := h.startedCall(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,9 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	var misfit map[string]map[string]string
 	var stale *store.Round
 	call, err := h.store.AnswerChecked(ctx, c.Param("id"), seq, func(call *store.Call, round *store.Round) (store.Decision, error) {
-		if !mayAccess(ctx, call.Owner) {
+		if ok, err := h.mayOpen(ctx, call); err != nil {
+			return store.Decision{}, err
+		} else if !ok {
 			return store.Decision{}, notFoundErr("call")
 		}
 		if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
@@ -76,7 +78,7 @@ var errStale = errors.New("answer not taken")
 // apiCallRetry retries a failed call with its stored answers.
 func (h *Handler) apiCallRetry(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
+	call, err := h.startedCall(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}

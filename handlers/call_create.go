@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,15 +24,27 @@ func (h *Handler) callCreate(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
 	}
 	args := map[string]any{}
+	vm.Assignee.Value = strings.TrimSpace(values.Get(assigneeField))
+	assigneeErr := h.checkAssignee(ctx, vm.Assignee.Value)
+	if assigneeErr != "" {
+		vm.Assignee.Error = assigneeErr
+	}
 	if !vm.Form.Empty {
 		content, ok := vm.Form.Decode(values)
-		if !ok {
+		if !ok || assigneeErr != "" {
 			vm.Errors = errorLinks([]question{{Form: vm.Form}})
+			if assigneeErr != "" {
+				vm.Errors = append(vm.Errors, views.ErrorLink{Href: "#call-assignee", Message: assigneeErr})
+			}
 			return render(c, http.StatusUnprocessableEntity, views.ToolPage(*vm))
 		}
 		if content != nil {
 			args = content
 		}
+	}
+	if assigneeErr != "" {
+		vm.Errors = []views.ErrorLink{{Href: "#call-assignee", Message: assigneeErr}}
+		return render(c, http.StatusUnprocessableEntity, views.ToolPage(*vm))
 	}
 	raw, err := marshalNoEscape(args)
 	if err != nil {
@@ -39,10 +52,20 @@ func (h *Handler) callCreate(c echo.Context) error {
 	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: vm.Name, Title: vm.Title, Arguments: raw,
-		Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "tool": vm.Name}),
+		Assignee: vm.Assignee.Value,
+		Audit:    h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "tool": vm.Name, "assignee": assigneeOr(vm.Assignee.Value, h.person(c))}),
 	})
 	if err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
+}
+
+// assigneeOr is who a new call's rounds wait for: assignee, or the person
+// starting it.
+func assigneeOr(assignee, person string) string {
+	if assignee == "" {
+		return person
+	}
+	return assignee
 }

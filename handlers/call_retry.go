@@ -12,7 +12,7 @@ import (
 // callRetry queues a failed call's last request again with its stored
 // answers, so nobody types them twice.
 func (h *Handler) callRetry(c echo.Context) error {
-	call, err := h.ownedCall(c.Request().Context(), c.Param("id"), h.person(c))
+	call, err := h.startedCall(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}

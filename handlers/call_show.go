@@ -78,9 +78,41 @@ func liveMark(call *store.Call) string {
 	return mark
 }
 
-// ownedCall returns a call if person may see it; anyone else gets the same
-// not-found as for a call that does not exist.
+// ownedCall returns a call if person may see it: its owner, an admin, or
+// whom its rounds are assigned to (the person, or a member of the team).
+// Anyone else gets the same not-found as for a call that does not exist.
 func (h *Handler) ownedCall(ctx context.Context, id, person string) (*store.Call, error) {
+	call, err := h.store.Call(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := h.mayOpen(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notFoundErr("call")
+	}
+	return call, nil
+}
+
+// mayOpen reports whether the signed-in person may open, draft and answer
+// call: its owner, an admin, or whom its rounds are assigned to (the
+// person, or a member of the team).
+func (h *Handler) mayOpen(ctx context.Context, call *store.Call) (bool, error) {
+	if mayAccess(ctx, call.Owner) {
+		return true, nil
+	}
+	u, _ := ctx.Value(userCtxKey{}).(*store.User)
+	if u == nil || call.Assignee == nil {
+		return false, nil
+	}
+	return h.store.IsAssignee(ctx, *call.Assignee, u.Name)
+}
+
+// startedCall returns a call if person started it, or is an admin: what
+// only they may do, such as retrying it, the assignee may not.
+func (h *Handler) startedCall(ctx context.Context, id string) (*store.Call, error) {
 	call, err := h.store.Call(ctx, id)
 	if err != nil {
 		return nil, err
@@ -103,7 +135,9 @@ func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *stor
 	if err != nil {
 		return nil, nil, err
 	}
-	if !mayAccess(ctx, call.Owner) {
+	if ok, err := h.mayOpen(ctx, call); err != nil {
+		return nil, nil, err
+	} else if !ok {
 		return nil, nil, notFoundErr("call")
 	}
 	href := "/calls/" + call.ID
@@ -113,6 +147,9 @@ func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *stor
 		Status: call.Status, Created: call.CreatedAt, Retryable: call.Retryable,
 		RetryHref: href + "/retry", LiveHref: href + "/live?wait=25s&seen=" + url.QueryEscape(liveMark(call)),
 		Live: call.Status == store.CallQueued || call.Status == store.CallRunning,
+	}
+	if vm.Reach, err = h.reachVM(ctx, call); err != nil {
+		return nil, nil, err
 	}
 	if call.Error != nil {
 		vm.Error = *call.Error
@@ -148,7 +185,7 @@ func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *stor
 			vm.Outcome = *r.Outcome
 		}
 		vm.History = append(vm.History, views.RoundVM{
-			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt,
+			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
 			Questions: answeredVMs(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
 		})
 	}

@@ -3,9 +3,11 @@ package handlers
 import (
 	"cmp"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
 
@@ -17,10 +19,17 @@ func (h *Handler) inboxShow(c echo.Context) error {
 	}
 	var vm views.InboxVM
 	for _, it := range items {
-		vm.Items = append(vm.Items, views.InboxItemVM{
+		item := views.InboxItemVM{
 			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: preview(cmp.Or(it.Title, it.Target), previewName),
 			Questions: questionSummaries(it.InputRequests), ExpiresAt: it.ExpiresAt, Created: it.CreatedAt,
-		})
+		}
+		if it.Assignee != nil && strings.HasPrefix(*it.Assignee, store.TeamPrefix) {
+			item.For = "team " + strings.TrimPrefix(*it.Assignee, store.TeamPrefix)
+		}
+		if it.Owner != h.person(c) {
+			item.From = it.Owner
+		}
+		vm.Items = append(vm.Items, item)
 	}
 	return render(c, http.StatusOK, views.InboxPage(vm))
 }

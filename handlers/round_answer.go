@@ -91,7 +91,9 @@ func (h *Handler) ownedRound(c echo.Context, person string) (*store.Call, *store
 	if err != nil {
 		return nil, nil, err
 	}
-	if !mayAccess(ctx, call.Owner) {
+	if ok, err := h.mayOpen(ctx, call); err != nil {
+		return nil, nil, err
+	} else if !ok {
 		return nil, nil, notFoundErr("call")
 	}
 	for i := range rounds {
@@ -111,7 +113,7 @@ func (h *Handler) notWaiting(ctx context.Context, call *store.Call, round *store
 		}
 		return "This round expired before it was answered."
 	}
-	return "This round was already answered, or is no longer current."
+	return notPendingMessage(round)
 }
 
 // renderNotice shows the call page with a message at the top.

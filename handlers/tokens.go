@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -78,6 +79,12 @@ func (h *Handler) tokensVM(c echo.Context) (*views.TokensVM, error) {
 		return nil, err
 	}
 	vm := &views.TokensVM{}
+	secret, err := h.store.WebhookSecret(c.Request().Context(), user(c).Name)
+	if err != nil {
+		return nil, err
+	}
+	vm.WebhookSecret = engine.FormatWebhookSecret(secret)
+	c.Response().Header().Set("Cache-Control", "no-store")
 	for _, t := range tokens {
 		vm.Tokens = append(vm.Tokens, views.TokenVM{
 			ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: t.CreatedAt,

@@ -44,10 +44,15 @@ func (h *Handler) toolPage(ctx context.Context, serverName, toolName string) (*v
 	if form.HasDateTime() {
 		_ = form.SetTimeZone(views.ZoneOf(ctx).Name)
 	}
+	choices, err := h.assigneeChoices(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	return &views.ToolPageVM{
 		Server: srv.Name, Name: tool.Name, Title: cmp.Or(toolTitle(tool), tool.Name), Description: tool.Description,
-		Action: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(tool.Name),
-		Form:   form,
+		Action:   "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(tool.Name),
+		Form:     form,
+		Assignee: views.AssigneeVM{Choices: choices},
 	}, srv, nil
 }
 

@@ -327,6 +327,9 @@ func (s *Store) EndRound(ctx context.Context, callID string, seq int, status, re
 			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, status, msg); err != nil {
 			return err
 		}
+		if err := s.callFinishedTx(ctx, tx, callID); err != nil {
+			return err
+		}
 		return auditTx(ctx, tx, entry)
 	})
 }
@@ -336,6 +339,8 @@ type ExpiredRound struct {
 	CallID string `db:"call_id"`
 	Seq    int    `db:"seq"`
 	Server string `db:"server"`
+	// Webhook is set when the call has a webhook, told in the same transaction.
+	Webhook bool `db:"webhook"`
 }
 
 // expireBatch bounds one expiry statement.
@@ -351,7 +356,9 @@ const expireBatch = 500
 func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]ExpiredRound, error) {
 	var all []ExpiredRound
 	for {
-		rows, _ := s.pool.Query(ctx, `
+		var batch []ExpiredRound
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			rows, _ := tx.Query(ctx, `
 			with due as (
 				update rounds r set status = 'expired'
 				where r.status = 'pending' and r.expires_at <= now() and r.held_by is null
@@ -366,17 +373,30 @@ func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]Expired
 				       retryable = false, updated_at = now(), finished_at = now()
 				from due
 				where c.id = due.call_id and c.current_seq = due.seq and c.status = 'input_required'
-				returning c.id
+				returning c.id, c.webhook_url is not null as webhook
 			), named as (
-				select due.call_id, due.seq, s.name as server
+				select due.call_id, due.seq, s.name as server, coalesce(ended.webhook, false) as webhook
 				from due join calls c on c.id = due.call_id join servers s on s.id = c.server_id
+				left join ended on ended.id = due.call_id
 			), logged as (
 				insert into audit_log (instance, actor, action, target, detail)
 				select $1, 'system', 'round.expired', call_id::text, jsonb_build_object('seq', seq, 'server', server)
 				from named
 			)
-			select call_id::text as call_id, seq, server from named`, instance, expireBatch)
-		batch, err := pgx.CollectRows(rows, pgx.RowToStructByName[ExpiredRound])
+			select call_id::text as call_id, seq, server, webhook from named`, instance, expireBatch)
+			var err error
+			if batch, err = pgx.CollectRows(rows, pgx.RowToStructByName[ExpiredRound]); err != nil {
+				return err
+			}
+			for _, r := range batch {
+				if r.Webhook {
+					if err := s.callFinishedTx(ctx, tx, r.CallID); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return all, err
 		}

@@ -67,9 +67,13 @@ type Call struct {
 	ServerSampling  bool            `db:"server_sampling"`
 	ServerRoots     bool            `db:"server_roots"`
 	ServerRootsList json.RawMessage `db:"server_roots_list"`
-	CreatedAt       time.Time       `db:"created_at"`
-	UpdatedAt       time.Time       `db:"updated_at"`
-	FinishedAt      *time.Time      `db:"finished_at"`
+	// Assignee answers the call's rounds: a user's name or "team:NAME";
+	// nil means the owner. WebhookURL receives events about the call.
+	Assignee   *string    `db:"assignee"`
+	WebhookURL *string    `db:"webhook_url"`
+	CreatedAt  time.Time  `db:"created_at"`
+	UpdatedAt  time.Time  `db:"updated_at"`
+	FinishedAt *time.Time `db:"finished_at"`
 	// RetryAt is when a request the server could not take goes out again
 	// by itself, RetrySince when that started, RetryReason why; nil when
 	// no retry is waiting. See DeferRequest.
@@ -101,7 +105,7 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.retryable, c.handshake,
 	c.protocol, c.asks_over_session, s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
-	s.oauth_mode as server_oauth_mode, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason`
+	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason`
 
 // callPastDeadline is true of a call whose current round is pending past
 // its deadline; rounds_pkey answers it.
@@ -150,6 +154,10 @@ type NewCall struct {
 	Target    string
 	Title     string
 	Arguments json.RawMessage
+	// Assignee answers the rounds: a user's name or "team:NAME"; empty
+	// means the owner. WebhookURL, when set, receives events.
+	Assignee   string
+	WebhookURL string
 	// Audit, when set, is written in the call's own transaction; its
 	// Target is the new call's id.
 	Audit *AuditEntry
@@ -180,18 +188,22 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 	if len(nc.Arguments) == 0 {
 		nc.Arguments = json.RawMessage(`{}`)
 	}
+	if nc.Assignee == "" {
+		nc.Assignee = nc.Owner
+	}
 	var call *Call
 	err := func() error {
 		rows, _ := tx.Query(ctx, `
 			with c as (
-				insert into calls (server_id, owner, method, target, title, arguments, protocol)
-				values ($1, $2, $3, $4, $7, $5, coalesce(nullif($6, ''),
-					(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')))
+				insert into calls (server_id, owner, method, target, arguments, protocol, assignee, webhook_url, title)
+				values ($1, $2, $3, $4, $5, coalesce(nullif($6, ''),
+					(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')),
+					$7, nullif($8, ''), $9)
 				returning *
 			)
 			select `+strings.ReplaceAll(callColumns, callPastDeadline, "false")+`
 			from c join servers s on s.id = c.server_id`,
-			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Title)
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title)
 		var err error
 		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
 			return translate(err, "call")
@@ -348,7 +360,8 @@ func (s *Store) LastOutcomes(ctx context.Context, callIDs []string) (map[string]
 	return out, err
 }
 
-// InboxItem is a pending round waiting on its owner.
+// InboxItem is a pending round waiting on a person: theirs, assigned to
+// them, or assigned to one of their teams.
 type InboxItem struct {
 	CallID        string          `db:"call_id"`
 	Seq           int             `db:"seq"`
@@ -356,21 +369,30 @@ type InboxItem struct {
 	Method        string          `db:"method"`
 	Target        string          `db:"target"`
 	Title         string          `db:"title"`
+	Owner         string          `db:"owner"`
+	Assignee      *string         `db:"assignee"`
 	InputRequests json.RawMessage `db:"input_requests"`
 	CreatedAt     time.Time       `db:"created_at"`
 	ExpiresAt     time.Time       `db:"expires_at"`
 }
 
-// Inbox lists an owner's pending, unexpired rounds, oldest deadline first.
-func (s *Store) Inbox(ctx context.Context, owner string, limit int) ([]InboxItem, error) {
+// Inbox lists the pending, unexpired rounds waiting on person, oldest
+// deadline first: those assigned to them or to a team of theirs (a call
+// with no assignee waits on its owner).
+func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxItem, error) {
 	rows, _ := s.pool.Query(ctx, `
-		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.title,
+		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.title, c.owner, c.assignee,
 		       r.input_requests, r.created_at, r.expires_at
 		from calls c
 		join rounds r on r.call_id = c.id and r.seq = c.current_seq
 		join servers s on s.id = c.server_id
-		where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
-		order by r.expires_at limit $2`, owner, limit)
+		where c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
+		  and ((c.assignee is null and c.owner = $1)
+		       or c.assignee = any(array(select $1::text union all
+		                                 select 'team:' || t.name from teams t
+		                                 join team_members m on m.team_id = t.id join users u on u.id = m.user_id
+		                                 where u.name = $1)))
+		order by r.expires_at limit $2`, person, limit)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
 }
 
@@ -526,8 +548,9 @@ func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, decid
 func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expired *bool) error {
 	var status string
 	var past bool
-	err := tx.QueryRow(ctx, `select status, expires_at <= now() from rounds where call_id = $1 and seq = $2`,
-		callID, seq).Scan(&status, &past)
+	var by *string
+	err := tx.QueryRow(ctx, `select status, expires_at <= now(), answered_by from rounds where call_id = $1 and seq = $2`,
+		callID, seq).Scan(&status, &past, &by)
 	if err != nil {
 		return translate(err, "round")
 	}
@@ -535,6 +558,8 @@ func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, s
 	case status == RoundPending && past:
 		*expired = true
 		return conflict("This round expired before it was answered.")
+	case status == RoundAnswered && by != nil:
+		return conflict("This round was already answered by %s.", *by)
 	case status == RoundAnswered:
 		return conflict("This round was already answered.")
 	case status == RoundExpired:
@@ -552,10 +577,13 @@ func (s *Store) ExpireRound(ctx context.Context, callID string, seq int) error {
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		_, err = tx.Exec(ctx, `update calls set status = 'expired', error = 'The round expired before it was answered.',
+		tag, err = tx.Exec(ctx, `update calls set status = 'expired', error = 'The round expired before it was answered.',
 			updated_at = now(), finished_at = now()
 			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq)
-		return err
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		return s.callFinishedTx(ctx, tx, callID)
 	})
 }
 
@@ -671,7 +699,10 @@ func (s *Store) finish(ctx context.Context, callID string, seq int, o *Outcome, 
 		if tag.RowsAffected() == 0 {
 			return conflict("call %s moved on before request %d finished", callID, seq)
 		}
-		return o.writeTx(ctx, tx)
+		if err := o.writeTx(ctx, tx); err != nil {
+			return err
+		}
+		return s.callFinishedTx(ctx, tx, callID)
 	})
 }
 
@@ -702,9 +733,9 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var current int
-		var moving bool
-		err := tx.QueryRow(ctx, `select current_seq, status in ('queued', 'running') from calls where id = $1 for update`,
-			callID).Scan(&current, &moving)
+		var moving, webhook bool
+		err := tx.QueryRow(ctx, `select current_seq, status in ('queued', 'running'), webhook_url is not null from calls where id = $1 for update`,
+			callID).Scan(&current, &moving, &webhook)
 		if err != nil {
 			return translate(err, "call")
 		}
@@ -732,7 +763,7 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			return err
 		}
 		if r.Responses == nil {
-			return nil
+			return s.roundWaitingTx(ctx, tx, callID, seq+1, r.ExpiresAt, webhook)
 		}
 		if err := auditTx(ctx, tx, AuditEntry{Instance: r.Instance, Actor: "system", Action: "round.answered_automatically",
 			Target: callID, Detail: map[string]any{"seq": seq + 1}}); err != nil {
@@ -784,7 +815,7 @@ func (s *Store) refuseTx(ctx context.Context, tx pgx.Tx, callID string, seq int,
 			return err
 		}
 	}
-	return nil
+	return s.callFinishedTx(ctx, tx, callID)
 }
 
 // RetryCall queues a failed, retryable call's last request again, with the

@@ -93,6 +93,9 @@ func (s *Store) CancelCall(ctx context.Context, callID string, entry AuditEntry)
 			where call_id = $1 and seq = $2 and status = 'pending'`, callID, seq); err != nil {
 			return err
 		}
+		if err := s.callFinishedTx(ctx, tx, callID); err != nil {
+			return err
+		}
 		return auditTx(ctx, tx, entry)
 	})
 }

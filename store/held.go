@@ -29,10 +29,12 @@ type HeldRound struct {
 func (s *Store) AddHeldRound(ctx context.Context, callID string, prevSeq int, r HeldRound) (int, error) {
 	var seq int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var webhook bool
 		err := tx.QueryRow(ctx, `
 			update calls set status = 'input_required', current_seq = current_seq + 1, updated_at = now()
-			where id = $1 and current_seq = $2 and status in ('queued', 'running') returning current_seq`,
-			callID, prevSeq).Scan(&seq)
+			where id = $1 and current_seq = $2 and status in ('queued', 'running')
+			returning current_seq, webhook_url is not null`,
+			callID, prevSeq).Scan(&seq, &webhook)
 		if err == pgx.ErrNoRows {
 			return conflict("call %s moved on while its server asked", callID)
 		}
@@ -46,7 +48,10 @@ func (s *Store) AddHeldRound(ctx context.Context, callID string, prevSeq int, r 
 		_, err = tx.Exec(ctx, `
 			insert into rounds (call_id, seq, input_requests, expires_at, held_by, elicitation_id)
 			values ($1, $2, $3, $4, $5, $6)`, callID, seq, r.InputRequests, r.ExpiresAt, r.HeldBy, elicitation)
-		return translate(err, "round")
+		if err != nil {
+			return translate(err, "round")
+		}
+		return s.roundWaitingTx(ctx, tx, callID, seq, r.ExpiresAt, webhook)
 	})
 	return seq, err
 }
@@ -108,7 +113,9 @@ func (s *Store) AbandonHeldCall(ctx context.Context, callID, message string) err
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		_, err = tx.Exec(ctx, `update rounds set status = 'cancelled' where call_id = $1 and status = 'pending'`, callID)
-		return err
+		if _, err = tx.Exec(ctx, `update rounds set status = 'cancelled' where call_id = $1 and status = 'pending'`, callID); err != nil {
+			return err
+		}
+		return s.callFinishedTx(ctx, tx, callID)
 	})
 }

@@ -55,10 +55,11 @@ func (RequestArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAt
 
 // Store is the Postgres store.
 type Store struct {
-	pool *pgxpool.Pool
-	jobs *river.Client[pgx.Tx] // insert-only
-	aead cipher.AEAD           // encrypts server credentials
-	auth *authCache            // users by token and name; nil: always read
+	pool  *pgxpool.Pool
+	jobs  *river.Client[pgx.Tx] // insert-only
+	aead  cipher.AEAD           // encrypts server credentials
+	reach ReachOptions
+	auth  *authCache // users by token and name; nil: always read
 }
 
 // New returns a Store over pool.

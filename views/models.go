@@ -51,6 +51,8 @@ type ToolPageVM struct {
 	Action      string
 	Form        *forms.Form
 	Errors      []ErrorLink
+	// Assignee is the field naming who answers the call's rounds.
+	Assignee AssigneeVM
 }
 
 // ErrorLink is an entry of an error summary, linking to its field.
@@ -88,6 +90,8 @@ type CallVM struct {
 	// Unsent is what the person typed into a round that could no longer
 	// take it, shown so that it is not lost.
 	Unsent []UnsentVM
+	// Reach is whom the rounds wait for and the webhook events sent.
+	Reach ReachVM
 	// AgainHref, when set, offers to start the call again over a 2025-11-25
 	// session: its tool asks the handshake-era way.
 	AgainHref string
@@ -231,6 +235,10 @@ type InboxItemVM struct {
 	Questions []string
 	ExpiresAt time.Time
 	Created   time.Time
+	// For says whom the round waits for when that is not only the person:
+	// "team approvers"; From names who started the call, if someone else.
+	For  string
+	From string
 }
 
 // UnsentVM is what was typed for one question of a round that had ended.

@@ -18,7 +18,12 @@ import (
 
 const usage = `usage:
   web                                   run the server
-  web user add [--admin] NAME           add a user; the password is read from standard input
+  web user add [--admin] [--email ADDRESS] NAME
+                                        add a user; the password is read from standard input
+  web user email NAME ADDRESS           set a user's e-mail address ('' removes it)
+  web team add NAME                     add a team (calls name it as team:NAME)
+  web team member add TEAM USER         add a user to a team
+  web team list                         list teams and their members
   web user password NAME                set a new password for NAME (a lost admin's too), read from standard input
   web user list                         list users
   web user disable NAME                 stop a user from signing in
@@ -45,8 +50,12 @@ func command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 	case "user add":
 		fs := flag.NewFlagSet("user add", flag.ContinueOnError)
 		admin := fs.Bool("admin", false, "make the user an admin")
-		if err := fs.Parse(args[2:]); err != nil || fs.NArg() != 1 {
-			return errors.New("usage: web user add [--admin] NAME (password on standard input)")
+		email := fs.String("email", "", "the user's e-mail address, for round mail")
+		if err := fs.Parse(reorder(args[2:])); err != nil || fs.NArg() != 1 {
+			return errors.New("usage: web user add [--admin] [--email ADDRESS] NAME (password on standard input)")
+		}
+		if _, err := store.CheckEmail(*email); err != nil {
+			return err
 		}
 		password, err := bufio.NewReader(stdin).ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -62,6 +71,11 @@ func command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 		}
 		if err != nil {
 			return err
+		}
+		if *email != "" {
+			if err := st.SetEmail(ctx, u.Name, *email); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(stdout, "added %s%s\n", u.Name, map[bool]string{true: " (admin)"}[u.IsAdmin])
 	case "user password":
@@ -139,6 +153,45 @@ func command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 			}
 		}
 		fmt.Fprintf(stdout, "registered %s at %s\n", list[0].Name, list[0].URL)
+	case "user email":
+		if len(args) != 4 {
+			return errors.New("usage: web user email NAME ADDRESS")
+		}
+		if err := st.SetEmail(ctx, args[2], args[3]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "set the e-mail address of %s\n", args[2])
+	case "team add":
+		if len(args) != 3 {
+			return errors.New("usage: web team add NAME")
+		}
+		t, err := st.CreateTeam(ctx, args[2])
+		if errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("a team named %q already exists", args[2])
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "added team %s (assign calls to team:%s)\n", t.Name, t.Name)
+	case "team member":
+		if len(args) != 5 || args[2] != "add" {
+			return errors.New("usage: web team member add TEAM USER")
+		}
+		if err := st.AddTeamMember(ctx, args[3], args[4]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "added %s to team %s\n", args[4], args[3])
+	case "team list":
+		teams, err := st.Teams(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "TEAM\tMEMBERS")
+		for _, t := range teams {
+			fmt.Fprintf(w, "%s\t%s\n", t.Name, strings.Join(t.Members, ", "))
+		}
+		return w.Flush()
 	default:
 		return errors.New(usage)
 	}

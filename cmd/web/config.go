@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -48,6 +49,10 @@ type config struct {
 	ExpiryInterval    time.Duration
 	HeartbeatInterval time.Duration
 
+	// Reaching people: the SMTP server round mail goes through (nil: no
+	// mail), and whether webhooks may reach private addresses.
+	Mail                *engine.Mail
+	WebhookAllowPrivate bool
 	// Retention is how long finished calls are kept, AuditRetention how
 	// long audit entries are; RetentionInterval paces the job deleting them.
 	Retention         time.Duration
@@ -130,6 +135,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 		cfg.SecureCookies = u.Scheme == "https"
 		cfg.PublicURL = strings.TrimRight(v, "/")
 		cfg.PublicOrigin = u.Scheme + "://" + u.Host
+	}
+	if cfg.Mail, err = engine.ParseMail(getenv("SMTP_URL"), getenv("MAIL_FROM")); err != nil {
+		return cfg, err
+	}
+	if v := getenv("WEBHOOK_ALLOW_PRIVATE"); v != "" {
+		if cfg.WebhookAllowPrivate, err = strconv.ParseBool(v); err != nil {
+			return cfg, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE: want true or false, got %q", v)
+		}
 	}
 	cfg.TrustedHeader = getenv("TRUSTED_PROXY_HEADER")
 	for p := range strings.SplitSeq(getenv("TRUSTED_PROXIES"), ",") {

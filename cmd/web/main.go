@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -210,26 +210,30 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	notifier := store.NewNotifier(pool, log)
 	st.CacheAuth(notifier)
 	eng, err := engine.New(pool, st, mc, engine.Config{
-		RoundTTL:          cfg.RoundTTL,
-		MaxRounds:         cfg.MaxRounds,
-		RequestTimeout:    cfg.RequestTimeout,
-		HeldTimeout:       cfg.HeldTimeout,
-		RetryWindow:       retryWindow(cfg.RetryWindow),
-		Notifier:          notifier,
-		Capabilities:      mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
-		Version:           version,
-		ExpiryInterval:    cfg.ExpiryInterval,
-		Retention:         cfg.Retention,
-		AuditRetention:    cfg.AuditRetention,
-		RetentionInterval: cfg.RetentionInterval,
-		HeartbeatInterval: cfg.HeartbeatInterval,
-		Metrics:           metrics.New(st, cfg.MetricsAllow, log),
-		Auth:              &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(cfg.RequestTimeout), PublicURL: publicURL},
+		RoundTTL:            cfg.RoundTTL,
+		MaxRounds:           cfg.MaxRounds,
+		RequestTimeout:      cfg.RequestTimeout,
+		HeldTimeout:         cfg.HeldTimeout,
+		RetryWindow:         retryWindow(cfg.RetryWindow),
+		Notifier:            notifier,
+		Capabilities:        mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
+		Version:             version,
+		ExpiryInterval:      cfg.ExpiryInterval,
+		Retention:           cfg.Retention,
+		AuditRetention:      cfg.AuditRetention,
+		RetentionInterval:   cfg.RetentionInterval,
+		HeartbeatInterval:   cfg.HeartbeatInterval,
+		Metrics:             metrics.New(st, cfg.MetricsAllow, log),
+		Mail:                cfg.Mail,
+		PublicURL:           publicURL,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		Auth:                &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(cfg.RequestTimeout), PublicURL: publicURL},
 	}, log)
 	if err != nil {
 		ln.Close()
 		return fail(err)
 	}
+	st.UseReach(store.ReachOptions{Mail: cfg.Mail != nil, CallJSON: handlers.CallJSON})
 	h := handlers.New(handlers.Options{
 		Store: st, Engine: eng, Logger: log, Notifier: notifier,
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),

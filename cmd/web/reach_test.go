@@ -1,0 +1,611 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"mime/quotedprintable"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/mail"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/emersion/go-smtp"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+// mailbox is a real SMTP server on loopback, like the mail catcher of the
+// compose file: it takes mail without signing in (go-mail sends a password
+// only over TLS) and keeps every message it is given.
+type mailbox struct {
+	URL  string
+	mu   sync.Mutex
+	msgs []sentMail
+}
+
+type sentMail struct {
+	From    string
+	To      []string
+	Subject string
+	Body    string
+}
+
+func newMailbox(t *testing.T) *mailbox {
+	t.Helper()
+	mb := &mailbox{}
+	srv := smtp.NewServer(mb)
+	srv.Domain = "localhost"
+	srv.AllowInsecureAuth = true
+	srv.ReadTimeout, srv.WriteTimeout = 10*time.Second, 10*time.Second
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln) //nolint:errcheck
+	t.Cleanup(func() { _ = srv.Close() })
+	mb.URL = "smtp://" + ln.Addr().String()
+	return mb
+}
+
+func (mb *mailbox) NewSession(*smtp.Conn) (smtp.Session, error) { return &mailSession{mb: mb}, nil }
+
+type mailSession struct {
+	mb   *mailbox
+	from string
+	to   []string
+}
+
+func (s *mailSession) Mail(from string, _ *smtp.MailOptions) error { s.from = from; return nil }
+func (s *mailSession) Rcpt(to string, _ *smtp.RcptOptions) error   { s.to = append(s.to, to); return nil }
+func (s *mailSession) Data(r io.Reader) error {
+	m, err := mail.ReadMessage(r)
+	if err != nil {
+		return err
+	}
+	var body []byte
+	if strings.EqualFold(m.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
+		body, err = io.ReadAll(quotedprintable.NewReader(m.Body))
+	} else {
+		body, err = io.ReadAll(m.Body)
+	}
+	if err != nil {
+		return err
+	}
+	subject, _ := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
+	s.mb.mu.Lock()
+	s.mb.msgs = append(s.mb.msgs, sentMail{From: s.from, To: s.to, Subject: subject, Body: string(body)})
+	s.mb.mu.Unlock()
+	return nil
+}
+func (s *mailSession) Reset()        { s.from, s.to = "", nil }
+func (s *mailSession) Logout() error { return nil }
+
+// to returns the mail sent to addr so far.
+func (mb *mailbox) to(addr string) []sentMail {
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	var out []sentMail
+	for _, m := range mb.msgs {
+		for _, to := range m.To {
+			if to == addr {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func (mb *mailbox) count() int {
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	return len(mb.msgs)
+}
+
+// waitMail waits until addr has n mails whose subject contains what.
+func (mb *mailbox) waitMail(t *testing.T, addr, what string, n int, limit time.Duration) []sentMail {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		var got []sentMail
+		for _, m := range mb.to(addr) {
+			if strings.Contains(m.Subject, what) {
+				got = append(got, m)
+			}
+		}
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s got %d mails about %q within %s, want %d; all mail: %+v", addr, len(got), what, limit, n, mb.msgs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// receiver is a webhook endpoint that checks every event's signature the
+// Standard Webhooks way and keeps each event once, by its webhook-id, as a
+// receiver should. fail, when set, decides to refuse an attempt.
+type receiver struct {
+	URL    string
+	secret string
+	mu     sync.Mutex
+	seen   map[string]int // attempts per webhook-id
+	taken  map[string]bool
+	events []webhookEvent
+	bad    []string
+	fail   func(id string, attempt int) bool
+	hold   func(id string, attempt int) bool // holds the request until the client goes away
+	held   chan string
+}
+
+type webhookEvent struct {
+	ID   string
+	Type string `json:"type"`
+	Call struct {
+		ID       string           `json:"id"`
+		Status   string           `json:"status"`
+		Assignee string           `json:"assignee"`
+		Round    *json.RawMessage `json:"round"`
+	} `json:"call"`
+	Raw []byte
+}
+
+func newReceiver(t *testing.T) *receiver {
+	rc := &receiver{seen: map[string]int{}, taken: map[string]bool{}, held: make(chan string, 10)}
+	srv := httptest.NewServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(srv.Close)
+	rc.URL = srv.URL + "/hooks/rounds"
+	return rc
+}
+
+func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	wh, err := standardwebhooks.NewWebhook(rc.secret)
+	if err == nil {
+		err = wh.Verify(body, r.Header)
+	}
+	if err != nil {
+		rc.bad = append(rc.bad, r.Header.Get("webhook-id")+": "+err.Error())
+		rc.mu.Unlock()
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	id := r.Header.Get("webhook-id")
+	rc.seen[id]++
+	attempt := rc.seen[id]
+	hold := rc.hold != nil && rc.hold(id, attempt)
+	fail := rc.fail != nil && rc.fail(id, attempt)
+	if !hold && !fail && !rc.taken[id] {
+		rc.taken[id] = true
+		ev := webhookEvent{ID: id, Raw: body}
+		if err := json.Unmarshal(body, &ev); err != nil {
+			rc.bad = append(rc.bad, id+": "+err.Error())
+		}
+		rc.events = append(rc.events, ev)
+	}
+	rc.mu.Unlock()
+	switch {
+	case hold:
+		rc.held <- id
+		<-r.Context().Done()
+	case fail:
+		http.Error(w, "not now", http.StatusServiceUnavailable)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// waitEvents waits until n distinct events arrived, and returns them.
+func (rc *receiver) waitEvents(t *testing.T, n int, limit time.Duration) []webhookEvent {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		rc.mu.Lock()
+		evs, bad := append([]webhookEvent(nil), rc.events...), append([]string(nil), rc.bad...)
+		rc.mu.Unlock()
+		if len(bad) > 0 {
+			t.Fatalf("events that did not check out: %v", bad)
+		}
+		if len(evs) >= n {
+			return evs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d webhook events arrived within %s, want %d: %+v", len(evs), limit, n, evs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (rc *receiver) attempts(id string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.seen[id]
+}
+
+// cli runs a management command against db.
+func cli(t *testing.T, db, stdin string, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	getenv := func(k string) string {
+		if k == "DATABASE_URL" {
+			return db
+		}
+		return ""
+	}
+	if err := command(context.Background(), args, strings.NewReader(stdin), &out, getenv); err != nil {
+		t.Fatalf("web %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String()
+}
+
+// person is a client acting as one user through the API.
+func person(t *testing.T, db, name string) *client {
+	t.Helper()
+	return &client{t: t, token: newToken(t, db, name)}
+}
+
+// webhookSecret reads the person's signing secret from GET /api/v1/me.
+func (c *client) webhookSecret(base string) string {
+	c.t.Helper()
+	status, b := c.do("GET", base+"/api/v1/me", "", "")
+	var me struct {
+		WebhookSecret string `json:"webhook_secret"`
+	}
+	if status != http.StatusOK || json.Unmarshal(b, &me) != nil || !strings.HasPrefix(me.WebhookSecret, "whsec_") {
+		c.t.Fatalf("GET /api/v1/me: %d %s", status, b)
+	}
+	return me.WebhookSecret
+}
+
+func reachEnv(mb *mailbox, extra map[string]string) map[string]string {
+	env := map[string]string{
+		"SMTP_URL": mb.URL, "MAIL_FROM": "rounds@example.com", "WEBHOOK_ALLOW_PRIVATE": "true",
+		"PUBLIC_URL": "https://rounds.example", "EXPIRY_INTERVAL": "500ms",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+// addPeople adds ada and bob (both in team approvers) and carol, each with
+// an address.
+func addPeople(t *testing.T, db string) {
+	t.Helper()
+	for _, name := range []string{"ada", "bob", "carol"} {
+		cli(t, db, "a long password\n", "user", "add", "--email", name+"@example.com", name)
+	}
+	cli(t, db, "", "team", "add", "approvers")
+	cli(t, db, "", "team", "member", "add", "approvers", "ada")
+	cli(t, db, "", "team", "member", "add", "approvers", "bob")
+}
+
+// TestAssigneeMailedAndWebhooks starts a call for ada on one instance with
+// a webhook: ada, and only ada, is mailed once per round however many
+// instances run, she answers on the other instance, everyone else gets a
+// 404, and the receiver gets each event once, signed.
+func TestAssigneeMailedAndWebhooks(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	mb := newMailbox(t)
+	rc := newReceiver(t)
+	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)})
+	logs := &logSink{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
+	a := startInstance(t, db, env, logs)
+	b := startInstance(t, db, env, logs)
+	addPeople(t, db)
+	admin, ada, bob, carol := newClient(t, db), person(t, db, "ada"), person(t, db, "bob"), person(t, db, "carol")
+	cli(t, db, "", "user", "email", "admin", "admin@example.com")
+	rc.secret = admin.webhookSecret(b.URL)
+	var finishedID string
+	rc.fail = func(id string, attempt int) bool {
+		if attempt == 1 && finishedID == "" && len(rc.events) == 2 {
+			finishedID = id // the third event: refused once, sent again 5 s later
+		}
+		return id == finishedID && attempt == 1
+	}
+
+	status, body := admin.do("POST", a.URL+"/api/v1/calls", "application/json",
+		`{"server":"demo","tool":"book_flight","arguments":{},"assignee":"ada","webhook_url":"`+rc.URL+`"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	var call apiCall
+	_ = json.Unmarshal(body, &call)
+	ada.waitFor(b.URL, call.ID, 10*time.Second, roundIs(1))
+
+	mails := mb.waitMail(t, "ada@example.com", "demo asks you", 1, 10*time.Second)
+	m := mails[0]
+	// The first question, in the server's order, and a word on the other.
+	if !strings.Contains(m.Body, "How many people are travelling?") && !strings.Contains(m.Body, "Where and when do you want to fly?") {
+		t.Errorf("the mail does not give the first question:\n%s", m.Body)
+	}
+	for _, want := range []string{"Server: demo", "Tool: book_flight", "(and 1 more question)",
+		"https://rounds.example/calls/" + call.ID, "Answer by "} {
+		if !strings.Contains(m.Body, want) {
+			t.Errorf("the mail does not say %q:\n%s", want, m.Body)
+		}
+	}
+	if m.From != "rounds@example.com" {
+		t.Errorf("mail from %q", m.From)
+	}
+	for _, who := range []*client{bob, carol} {
+		if status, _ := who.do("GET", a.URL+"/api/v1/calls/"+call.ID, "", ""); status != http.StatusNotFound {
+			t.Errorf("someone else reads the call: %d", status)
+		}
+		if status, _ := who.answer(b.URL, call.ID, 1, tripAnswers); status != http.StatusNotFound {
+			t.Errorf("someone else answers the call: %d", status)
+		}
+	}
+	if status, body := ada.answer(b.URL, call.ID, 1, tripAnswers); status != http.StatusAccepted {
+		t.Fatalf("ada answers round 1: %d %s", status, body)
+	}
+	ada.waitFor(a.URL, call.ID, 10*time.Second, roundIs(2))
+	mb.waitMail(t, "ada@example.com", "demo asks you", 2, 10*time.Second)
+	if status, _ := ada.do("POST", a.URL+"/api/v1/calls/"+call.ID+"/retry", "", ""); status != http.StatusNotFound {
+		t.Errorf("the assignee may retry the caller's call: %d", status)
+	}
+	// An admin gives round 2 to carol: she is mailed, and ada loses the call.
+	admin.login(b.URL, "admin", adminPassword)
+	if status, body := admin.post(b.URL+"/admin/calls/"+call.ID+"/assignee", url.Values{"assignee": {"carol"}}); status != http.StatusSeeOther {
+		t.Fatalf("reassign: %d %s", status, body)
+	}
+	mb.waitMail(t, "carol@example.com", "demo asks you", 1, 10*time.Second)
+	if status, _ := ada.answer(a.URL, call.ID, 2, seatAnswers); status != http.StatusNotFound {
+		t.Errorf("ada answers after the round went to carol: %d", status)
+	}
+	if status, body := carol.answer(a.URL, call.ID, 2, seatAnswers); status != http.StatusAccepted {
+		t.Fatalf("carol answers round 2: %d %s", status, body)
+	}
+	done := admin.waitFor(b.URL, call.ID, 10*time.Second, isDone)
+	if done.Status != "complete" {
+		t.Fatalf("call = %+v", done)
+	}
+
+	evs := rc.waitEvents(t, 3, 30*time.Second)
+	types := []string{}
+	for i, ev := range evs {
+		types = append(types, ev.Type+":"+ev.Call.Status)
+		if want := []string{"ada", "ada", "carol"}[min(i, 2)]; ev.Call.ID != call.ID || ev.Call.Assignee != want {
+			t.Errorf("event %d about %q for %q, want %q", i, ev.Call.ID, ev.Call.Assignee, want)
+		}
+		if bytes.Contains(ev.Raw, []byte("requestState")) {
+			t.Errorf("an event carries the requestState: %s", ev.Raw)
+		}
+	}
+	if strings.Join(types, " ") != "round.waiting:input_required round.waiting:input_required call.finished:complete" {
+		t.Errorf("events = %v", types)
+	}
+	if evs[2].ID != finishedID || rc.attempts(finishedID) != 2 {
+		t.Errorf("call.finished %s came as %s after %d attempts; want it sent again with the same id", finishedID, evs[2].ID, rc.attempts(finishedID))
+	}
+	// Give any duplicate a chance to show up, on either instance.
+	time.Sleep(time.Second)
+	if got := len(mb.to("ada@example.com")); got != 2 {
+		t.Errorf("ada got %d mails for two rounds", got)
+	}
+	if n := mb.count(); n != 3 {
+		t.Errorf("%d mails were sent, want ada's 2 and carol's 1: %+v", n, mb.msgs)
+	}
+	// The caller sees who answered each round.
+	page := admin.page(a.URL + "/calls/" + call.ID)
+	if got := page.Find(`[data-testid="answered-by"]`).Map(func(_ int, s *goquery.Selection) string { return s.Text() }); strings.Join(got, " ") != "ada carol" {
+		t.Errorf("answered-by on the caller's page: %q", got)
+	}
+	audit := admin.page(a.URL + "/admin/audit?action=admin.call.reassigned")
+	if !strings.Contains(audit.Text(), call.ID) {
+		t.Errorf("the reassignment is not in the audit log")
+	}
+	if got := page.Find(`[data-testid="delivery"]`).Length(); got != 3 {
+		t.Errorf("the delivery log lists %d events, want 3", got)
+	}
+}
+
+// TestTeamRoundAnsweredOnce assigns a call to a team: every member is
+// mailed, and reminded when a quarter of the time is left; both answer at
+// once on two instances, one wins, the other is told who answered.
+func TestTeamRoundAnsweredOnce(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	mb := newMailbox(t)
+	watch := &retryWatcher{}
+	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, watch.wrap), "ROUND_TTL": "8s"})
+	a := startInstance(t, db, env, nil)
+	b := startInstance(t, db, env, nil)
+	addPeople(t, db)
+	admin, ada, bob, carol := newClient(t, db), person(t, db, "ada"), person(t, db, "bob"), person(t, db, "carol")
+
+	status, body := admin.do("POST", a.URL+"/api/v1/calls", "application/json",
+		`{"server":"demo","tool":"confirm_delete","arguments":{"path":"/tmp/report.txt"},"assignee":"team:approvers"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	var call apiCall
+	_ = json.Unmarshal(body, &call)
+	bob.waitFor(a.URL, call.ID, 10*time.Second, roundIs(1))
+	if status, _ := carol.do("GET", b.URL+"/api/v1/calls/"+call.ID, "", ""); status != http.StatusNotFound {
+		t.Errorf("carol, not in the team, reads the call: %d", status)
+	}
+	mb.waitMail(t, "ada@example.com", "asks you", 1, 10*time.Second)
+	mb.waitMail(t, "bob@example.com", "asks you", 1, 10*time.Second)
+	// A quarter of 8 s is left 6 s after the round started.
+	mb.waitMail(t, "ada@example.com", "Reminder:", 1, 10*time.Second)
+	mb.waitMail(t, "bob@example.com", "Reminder:", 1, 10*time.Second)
+
+	statuses := make([]int, 2)
+	bodies := make([][]byte, 2)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, who := range []*client{ada, bob} {
+		base := []string{a.URL, b.URL}[i]
+		wg.Go(func() {
+			<-start
+			statuses[i], bodies[i] = who.answer(base, call.ID, 1, `{"confirm":{"action":"accept","content":{"confirm":true}}}`)
+		})
+	}
+	close(start)
+	wg.Wait()
+	won, lost := 0, 1
+	if statuses[1] == http.StatusAccepted {
+		won, lost = 1, 0
+	}
+	if statuses[won] != http.StatusAccepted || statuses[lost] != http.StatusConflict {
+		t.Fatalf("answers: %v %s %s", statuses, bodies[0], bodies[1])
+	}
+	winner := []string{"ada", "bob"}[won]
+	if !strings.Contains(string(bodies[lost]), "already answered by "+winner) {
+		t.Errorf("the other member is told %s", bodies[lost])
+	}
+	done := admin.waitFor(a.URL, call.ID, 10*time.Second, isDone)
+	if done.Status != "complete" {
+		t.Fatalf("call = %+v", done)
+	}
+	if n := watch.count(); n != 1 {
+		t.Errorf("the server got %d retries, want 1", n)
+	}
+	time.Sleep(time.Second)
+	for _, addr := range []string{"ada@example.com", "bob@example.com"} {
+		if n := len(mb.to(addr)); n != 2 {
+			t.Errorf("%s got %d mails, want the round's and its reminder", addr, n)
+		}
+	}
+	if n := len(mb.to("carol@example.com")) + len(mb.to("admin@example.com")); n != 0 {
+		t.Errorf("people outside the team got %d mails", n)
+	}
+}
+
+// TestWebhookSurvivesKilledInstance posts an event from an instance that is
+// killed while the receiver holds the request: the event arrives in the
+// end, from the other instance, with the same webhook-id.
+func TestWebhookSurvivesKilledInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the rescue")
+	}
+	t.Parallel()
+	db := newDatabase(t)
+	mb := newMailbox(t)
+	rc := newReceiver(t)
+	servers := "demo=" + demoServer(t, nil)
+	addr := freeAddr(t)
+	proc := exec.Command(os.Args[0], "-test.run=^$")
+	proc.Env = append(os.Environ(), "ROUNDS_TEST_INSTANCE=1", "DATABASE_URL="+db, "ADMIN_PASSWORD="+adminPassword,
+		"LISTEN_ADDR="+addr, "MCP_SERVERS="+servers, "WEBHOOK_ALLOW_PRIVATE=1", "MCP_REQUEST_TIMEOUT=2s",
+		"SMTP_URL="+mb.URL, "MAIL_FROM=rounds@example.com")
+	logs := &logSink{}
+	proc.Stderr = logs
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = proc.Process.Kill()
+		_ = proc.Wait()
+		if t.Failed() {
+			t.Log("the killed instance's log:\n" + logs.String())
+		}
+	})
+	first := "http://" + addr
+	waitReady(t, first)
+	admin := newClient(t, db)
+	rc.secret = admin.webhookSecret(first)
+	rc.hold = func(_ string, attempt int) bool { return attempt == 1 }
+
+	status, body := admin.do("POST", first+"/api/v1/calls", "application/json",
+		`{"server":"demo","tool":"book_flight","arguments":{},"webhook_url":"`+rc.URL+`"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	var id string
+	select {
+	case id = <-rc.held:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the event never reached the receiver")
+	}
+	if err := proc.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = proc.Wait()
+
+	other := startInstance(t, db, map[string]string{"MCP_SERVERS": servers, "WEBHOOK_ALLOW_PRIVATE": "1",
+		"MCP_REQUEST_TIMEOUT": "2s"}, nil)
+	evs := rc.waitEvents(t, 1, 90*time.Second)
+	if evs[0].ID != id || evs[0].Type != "round.waiting" || evs[0].Call.Status != "input_required" || evs[0].Call.Round == nil {
+		t.Errorf("event = %+v, want round.waiting with id %s", evs[0], id)
+	}
+	if n := rc.attempts(id); n != 2 {
+		t.Errorf("the event was posted %d times, want 2 (held by the receiver when its sender died, then taken)", n)
+	}
+	admin.login(other.URL, "admin", adminPassword)
+	page := admin.page(other.URL + "/calls/" + evs[0].Call.ID)
+	if got := page.Find(`[data-testid="delivery"] td`).Eq(1).Text(); got != id {
+		t.Errorf("the delivery log shows id %q, want %q", got, id)
+	}
+}
+
+// TestHeldRoundReachesAssignee: a handshake-era server asks mid-call, on a
+// session one instance holds; the question is a round like any other, so
+// its assignee is mailed once per question and the webhook hears of it.
+func TestHeldRoundReachesAssignee(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	mb := newMailbox(t)
+	rc := newReceiver(t)
+	old := newOldServer(t)
+	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo[2025-11-25]=" + old.URL})
+	a := startInstance(t, db, env, nil)
+	b := startInstance(t, db, env, nil)
+	addPeople(t, db)
+	admin, bob := newClient(t, db), person(t, db, "bob")
+	rc.secret = admin.webhookSecret(a.URL)
+
+	status, body := admin.do("POST", a.URL+"/api/v1/calls", "application/json",
+		`{"server":"demo","tool":"ask_twice","arguments":{},"assignee":"bob","webhook_url":"`+rc.URL+`"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	var call apiCall
+	_ = json.Unmarshal(body, &call)
+	bob.waitFor(b.URL, call.ID, 10*time.Second, roundIs(1))
+	first := mb.waitMail(t, "bob@example.com", "asks you", 1, 10*time.Second)
+	if !strings.Contains(first[0].Body, "What is your name?") {
+		t.Errorf("the mail does not give the question:\n%s", first[0].Body)
+	}
+	if status, body := bob.answer(b.URL, call.ID, 1, `{"elicitation":{"action":"accept","content":{"name":"Bob"}}}`); status != http.StatusAccepted {
+		t.Fatalf("answer round 1: %d %s", status, body)
+	}
+	bob.waitFor(a.URL, call.ID, 10*time.Second, roundIs(2))
+	second := mb.waitMail(t, "bob@example.com", "asks you", 2, 10*time.Second)
+	if !strings.Contains(second[1].Body, "And your favourite colour, Bob?") {
+		t.Errorf("the second mail does not give the question:\n%s", second[1].Body)
+	}
+	if status, body := bob.answer(a.URL, call.ID, 2, `{"elicitation":{"action":"accept","content":{"colour":"teal"}}}`); status != http.StatusAccepted {
+		t.Fatalf("answer round 2: %d %s", status, body)
+	}
+	evs := rc.waitEvents(t, 3, 20*time.Second)
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type+":"+ev.Call.Status)
+	}
+	if strings.Join(types, " ") != "round.waiting:input_required round.waiting:input_required call.finished:complete" {
+		t.Errorf("events = %v", types)
+	}
+	time.Sleep(time.Second)
+	if n := mb.count(); n != 2 {
+		t.Errorf("%d mails were sent, want bob's 2", n)
+	}
+}

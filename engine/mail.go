@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/riverqueue/river"
+	gomail "github.com/wneessen/go-mail"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// Mail is where round mail goes out: an SMTP server, given as
+// smtp://user:pass@host:port (STARTTLS where the server offers it) or
+// smtps://… (TLS from the start), and the sender's address.
+type Mail struct {
+	URL  *url.URL
+	From string
+}
+
+// ParseMail reads SMTP_URL and MAIL_FROM. An empty URL means no mail.
+func ParseMail(rawURL, from string) (*Mail, error) {
+	if rawURL == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" || u.Path != "" && u.Path != "/" {
+		return nil, errors.New("SMTP_URL must look like smtp://user:password@host:port")
+	}
+	if u.Port() != "" {
+		if p, err := strconv.Atoi(u.Port()); err != nil || p < 1 || p > 65535 {
+			return nil, errors.New("SMTP_URL has a port that is not a number from 1 to 65535")
+		}
+	}
+	if _, err := store.CheckEmail(from); err != nil || from == "" {
+		return nil, errors.New("MAIL_FROM must be one e-mail address, such as rounds@example.com")
+	}
+	return &Mail{URL: u, From: from}, nil
+}
+
+// client returns an SMTP client for one send.
+func (m *Mail) client(timeout time.Duration) (*gomail.Client, error) {
+	opts := []gomail.Option{gomail.WithTimeout(timeout), gomail.WithTLSPolicy(gomail.TLSOpportunistic)}
+	port := 587
+	if m.URL.Scheme == "smtps" {
+		port = 465
+		opts = append(opts, gomail.WithSSL())
+	}
+	if p := m.URL.Port(); p != "" {
+		port, _ = strconv.Atoi(p)
+	}
+	opts = append(opts, gomail.WithPort(port))
+	if m.URL.User != nil {
+		pass, _ := m.URL.User.Password()
+		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
+			gomail.WithUsername(m.URL.User.Username()), gomail.WithPassword(pass))
+	}
+	return gomail.NewClient(m.URL.Hostname(), opts...)
+}
+
+type mailWorker struct {
+	river.WorkerDefaults[store.MailArgs]
+	e *Engine
+}
+
+// Timeout bounds one send; it stays under the time after which River
+// takes a job for orphaned.
+func (w *mailWorker) Timeout(*river.Job[store.MailArgs]) time.Duration { return w.e.cfg.RequestTimeout }
+
+// Work mails one person about one round, once. A round answered, expired
+// or given to someone else before the mail goes out is not mailed about.
+func (w *mailWorker) Work(ctx context.Context, job *river.Job[store.MailArgs]) error {
+	e, a := w.e, job.Args
+	if e.cfg.Mail == nil {
+		return nil
+	}
+	m, err := e.store.RoundMail(ctx, a.CallID, a.Seq, a.Recipient)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	msg, err := e.roundMessage(a, m)
+	if err != nil {
+		return err
+	}
+	sent, err := e.store.SendRoundMailOnce(ctx, a, func() error {
+		c, err := e.cfg.Mail.client(e.cfg.RequestTimeout)
+		if err != nil {
+			return err
+		}
+		return c.DialAndSendWithContext(ctx, msg)
+	})
+	if err != nil {
+		e.log.WarnContext(ctx, "sending round mail", "call_id", a.CallID, "seq", a.Seq, "mail", a.Mail, "err", err)
+		return err
+	}
+	if sent {
+		e.log.InfoContext(ctx, "round mail sent", "call_id", a.CallID, "seq", a.Seq, "mail", a.Mail, "to", a.Recipient)
+	}
+	return nil
+}
+
+// roundMessage writes the mail: who asks, through which call, the first
+// question, the link to the round and its deadline. What the server sent
+// is plain text in a text/plain body, and cleaned of line breaks and
+// control characters wherever it lands in a header.
+func (e *Engine) roundMessage(a store.MailArgs, m *store.RoundMail) (*gomail.Msg, error) {
+	question := "(a question that cannot be read)"
+	if qs, err := mcpclient.ParseQuestions(m.InputRequests); err == nil && len(qs) > 0 {
+		question = questionText(qs[0])
+		if len(qs) > 1 {
+			question += fmt.Sprintf("\n(and %d more question%s)", len(qs)-1, plural(len(qs)-1))
+		}
+	}
+	link := strings.TrimRight(e.cfg.PublicURL, "/") + "/calls/" + a.CallID
+	what := map[string]string{mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "resource"}[m.Method]
+	if what == "" {
+		what = "tool"
+	}
+	subject := fmt.Sprintf("%s asks you a question (%s %s)", oneLine(m.Server, 60), what, oneLine(m.Target, 60))
+	intro := "A round of questions is waiting for you."
+	if a.Mail == store.MailReminder {
+		subject = "Reminder: " + subject
+		intro = "A round of questions is still waiting for you, and a quarter of its time is left."
+	}
+	deadline := m.ExpiresAt.UTC().Format("Monday 2 January 2006, 15:04 MST")
+	body := fmt.Sprintf("%s\n\nServer: %s\n%s: %s\nStarted by: %s\n\nThe first question:\n\n%s\n\nAnswer it here: %s\n\nAnswer by %s; after that the round expires.\n\n"+
+		"You get this because the round was assigned to you. You can turn these mails off on your account page: %s\n",
+		intro, plainText(m.Server), strings.ToUpper(what[:1])+what[1:], plainText(m.Target), m.Owner,
+		indent(plainText(question)), link, deadline, strings.TrimRight(e.cfg.PublicURL, "/")+"/account")
+
+	msg := gomail.NewMsg()
+	if err := msg.From(e.cfg.Mail.From); err != nil {
+		return nil, err
+	}
+	if err := msg.To(m.Email); err != nil {
+		return nil, err
+	}
+	msg.Subject(subject)
+	msg.SetDate()
+	msg.SetMessageID()
+	msg.SetGenHeader("Auto-Submitted", "auto-generated")
+	msg.SetBodyString(gomail.TypeTextPlain, body)
+	return msg, nil
+}
+
+// questionText is what a question asks, as the person would read it.
+func questionText(q mcpclient.Question) string {
+	var p struct {
+		Message      string `json:"message"`
+		SystemPrompt string `json:"systemPrompt"`
+	}
+	_ = json.Unmarshal(q.Params, &p)
+	switch {
+	case p.Message != "":
+		return p.Message
+	case q.Kind == mcpclient.KindSampling:
+		return "The server asks you to write a model's reply."
+	case q.Kind == mcpclient.KindRoots:
+		return "The server asks which folders it may see."
+	}
+	return q.Key
+}
+
+// oneLine makes server text safe for a header: no line breaks or control
+// characters, cut to max runes.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(plainText(s)), " ")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return s
+}
+
+// plainText drops control and invisible formatting characters but for
+// line breaks and tabs, and caps the length.
+func plainText(s string) string {
+	s = strings.ToValidUTF8(s, "�")
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 2000 {
+		s = string(r[:2000]) + "…"
+	}
+	return s
+}
+
+func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

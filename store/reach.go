@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// Events posted to a call's webhook.
+const (
+	EventRoundWaiting = "round.waiting"
+	EventCallFinished = "call.finished"
+)
+
+// Kinds of round mail.
+const (
+	MailWaiting  = "waiting"
+	MailReminder = "reminder"
+)
+
+// MailArgs is the job that mails one person about one round: that it
+// waits for them, or (a reminder) that a quarter of its time is left.
+type MailArgs struct {
+	CallID    string `json:"call_id"`
+	Seq       int    `json:"seq"`
+	Recipient string `json:"recipient"`
+	Mail      string `json:"mail"` // MailWaiting or MailReminder
+}
+
+// Kind names the job for River.
+func (MailArgs) Kind() string { return "round_mail" }
+
+// InsertOpts retries a mail the SMTP server did not take.
+func (MailArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 8} }
+
+// WebhookArgs is the job that posts one webhook event; every attempt sends
+// the same stored id and body.
+type WebhookArgs struct {
+	DeliveryID string `json:"delivery_id"`
+}
+
+// Kind names the job for River.
+func (WebhookArgs) Kind() string { return "webhook_delivery" }
+
+// WebhookAttempts is how many times an event is posted before it is given
+// up; the engine's backoff spreads them over more than a day.
+const WebhookAttempts = 9
+
+// InsertOpts allows for a receiver that is down for a day.
+func (WebhookArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: WebhookAttempts}
+}
+
+// ReachOptions say how the store tells people about calls.
+type ReachOptions struct {
+	// Mail is on when an SMTP server is configured: a pending round then
+	// enqueues a mail to each person it waits for.
+	Mail bool
+	// CallJSON renders a call the way the API shows it, for the body of a
+	// webhook event. Without it no webhook is posted.
+	CallJSON func(*Call, []Round) (json.RawMessage, error)
+}
+
+// UseReach sets how people are told about calls. Call it once, at start.
+func (s *Store) UseReach(o ReachOptions) { s.reach = o }
+
+// roundWaitingTx tells the people a new pending round waits for, in the
+// round's own transaction: a mail job for each (with its reminder) when
+// mail is on, and a round.waiting event when the call has a webhook.
+func (s *Store) roundWaitingTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time, webhook bool) error {
+	if s.reach.Mail {
+		if err := s.mailRoundTx(ctx, tx, callID, seq, time.Now(), expires); err != nil {
+			return err
+		}
+	}
+	if webhook {
+		return s.webhookTx(ctx, tx, callID, EventRoundWaiting)
+	}
+	return nil
+}
+
+// callFinishedTx posts call.finished to the call's webhook, if it has one,
+// in the transaction that ends the call.
+func (s *Store) callFinishedTx(ctx context.Context, tx pgx.Tx, callID string) error {
+	return s.webhookTx(ctx, tx, callID, EventCallFinished)
+}
+
+// mailRoundTx enqueues a mail to each person round seq waits for who has an
+// address and wants mail, and a reminder for when a quarter of its time is
+// left.
+func (s *Store) mailRoundTx(ctx context.Context, tx pgx.Tx, callID string, seq int, created, expires time.Time) error {
+	rows, _ := tx.Query(ctx, `
+		select u.name from calls c join users u
+		  on u.name = coalesce(c.assignee, c.owner)
+		  or (c.assignee like 'team:%' and u.id in (
+		      select m.user_id from team_members m join teams t on t.id = m.team_id
+		      where t.name = substr(c.assignee, 6)))
+		where c.id = $1 and u.email <> '' and u.email_rounds and not u.disabled`, callID)
+	people, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(people) == 0 {
+		return err
+	}
+	remindAt := expires.Add(-expires.Sub(created) / 4)
+	var jobs []river.InsertManyParams
+	for _, p := range people {
+		jobs = append(jobs,
+			river.InsertManyParams{Args: MailArgs{CallID: callID, Seq: seq, Recipient: p, Mail: MailWaiting}},
+			river.InsertManyParams{Args: MailArgs{CallID: callID, Seq: seq, Recipient: p, Mail: MailReminder},
+				InsertOpts: &river.InsertOpts{MaxAttempts: 8, ScheduledAt: remindAt}})
+	}
+	_, err = s.jobs.InsertManyTx(ctx, tx, jobs)
+	return err
+}
+
+// webhookTx stores an event about the call as it is now, with an id of its
+// own, and enqueues its delivery; a call without a webhook gets none.
+func (s *Store) webhookTx(ctx context.Context, tx pgx.Tx, callID, event string) error {
+	if s.reach.CallJSON == nil {
+		return nil
+	}
+	rows, _ := tx.Query(ctx, `select `+callColumns+`
+		from calls c join servers s on s.id = c.server_id where c.id = $1 and c.webhook_url is not null`, callID)
+	call, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rows, _ = tx.Query(ctx, `select `+roundColumns+` from rounds where call_id = $1 and seq >= $2 order by seq`,
+		callID, call.CurrentSeq)
+	rounds, err := pgx.CollectRows(rows, pgx.RowToStructByName[Round])
+	if err != nil {
+		return err
+	}
+	callJSON, err := s.reach.CallJSON(call, rounds)
+	if err != nil {
+		return err
+	}
+	// Built by hand so that the call's JSON stays byte for byte as rendered.
+	body := append(append([]byte(`{"type":"`+event+`","call":`), callJSON...), '}')
+	id := newDeliveryID()
+	if _, err := tx.Exec(ctx, `insert into webhook_deliveries (id, call_id, type, url, signer, body)
+		values ($1, $2, $3, $4, $5, $6)`, id, callID, event, *call.WebhookURL, call.Owner, body); err != nil {
+		return err
+	}
+	_, err = s.jobs.InsertTx(ctx, tx, WebhookArgs{DeliveryID: id}, nil)
+	return err
+}
+
+// newDeliveryID makes a webhook-id: "msg_" and 26 random characters.
+func newDeliveryID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "msg_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}

@@ -252,7 +252,7 @@ func selectTags() *tool {
 func schedule() *tool {
 	when := mustForm(`{"type":"object","properties":{
 		"date":{"type":"string","format":"date","title":"Day"},
-		"reminder":{"type":"string","format":"date-time","title":"Remind me at","description":"A date and time, e.g. 2026-07-28T09:30:00Z"}},
+		"reminder":{"type":"string","format":"date-time","title":"Remind me at","description":"When to remind you"}},
 		"required":["date","reminder"]}`)
 	return &tool{
 		def: &mcp.Tool{

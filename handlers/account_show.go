@@ -31,6 +31,7 @@ func (h *Handler) accountShow(c echo.Context) error {
 		IsAdmin:     u.IsAdmin,
 		Since:       u.CreatedAt,
 		Flash:       flashFromQuery(c),
+		Zone:        views.ZoneVM{Value: u.TimeZone, Showing: views.ZoneOf(c.Request().Context())},
 		Calls:       views.AccountCallsVM{RetentionDays: int(h.engine.Config().Retention / (24 * time.Hour))},
 	}
 	mail, err := h.accountMailVM(c)
@@ -44,6 +45,7 @@ func (h *Handler) accountShow(c echo.Context) error {
 // accountNotices are the messages a redirect back to the account page may
 // show (`/account?done=KEY`); sections add their own keys.
 var accountNotices = map[string]string{
+	"zone":          "Your time zone is saved.",
 	"mail":          "Your e-mail settings are saved.",
 	"calls_deleted": "Every call you started was deleted, with its rounds and your answers.",
 }

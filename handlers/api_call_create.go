@@ -43,7 +43,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if req.Method == "" {
 		req.Method = mcpclient.MethodCallTool
 	}
-	var target string
+	var target, title string
 	switch req.Method {
 	case mcpclient.MethodCallTool:
 		target = req.Tool
@@ -96,6 +96,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		title = prompt.Title
 		fieldErrs = checkPromptArguments(prompt.Arguments, argsMap)
 	case mcpclient.MethodReadResource:
 		if err := checkURI(req.URI); err != nil {
@@ -115,7 +116,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	detail := map[string]any{"server": srv.Name, "api": true, "assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""}
 	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
 	call, err := h.store.CreateCall(ctx, store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Arguments: req.Arguments,
+		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
 		Assignee: req.Assignee, WebhookURL: req.WebhookURL,
 		Audit:    h.userAudit(c, "call.started", "", detail),
 		Protocol: strings.TrimPrefix(req.Protocol, "auto"),
@@ -163,7 +164,7 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 				}
 			}
 			return store.NewCall{
-				Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: tool.Name, Arguments: req.Arguments,
+				Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: tool.Name, Title: toolTitle(tool), Arguments: req.Arguments,
 				Protocol: strings.TrimPrefix(req.Protocol, "auto"),
 				Assignee: req.Assignee, WebhookURL: req.WebhookURL,
 				Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": tool.Name,

@@ -242,9 +242,9 @@ func (h *Handler) withCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 				return echo.NewHTTPError(http.StatusForbidden, "This form has expired. Go back, reload the page and try again.")
 			}
 		}
-		ctx := views.WithCSRF(c.Request().Context(), token)
+		ctx := views.WithZone(views.WithCSRF(c.Request().Context(), token), zone(c))
 		if u := user(c); u != nil {
-			ctx = views.WithUser(ctx, views.UserVM{Name: u.Name, IsAdmin: u.IsAdmin})
+			ctx = views.WithUser(ctx, views.UserVM{Name: u.Name, IsAdmin: u.IsAdmin, Waiting: h.waiting(c, u.Name)})
 		}
 		c.SetRequest(c.Request().WithContext(ctx))
 		return next(c)

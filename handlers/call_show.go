@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -140,7 +142,8 @@ func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *stor
 	}
 	href := "/calls/" + call.ID
 	vm := &views.CallVM{
-		ID: call.ID, Href: href, Server: call.ServerName, Method: call.Method, Target: call.Target,
+		ID: call.ID, Href: href, Server: call.ServerName, Method: call.Method,
+		Target: cmp.Or(call.Title, call.Target), Name: machineName(call),
 		Status: call.Status, Created: call.CreatedAt, Retryable: call.Retryable,
 		RetryHref: href + "/retry", LiveHref: href + "/live?wait=25s&seen=" + url.QueryEscape(liveMark(call)),
 		Live: call.Status == store.CallQueued || call.Status == store.CallRunning,
@@ -166,16 +169,24 @@ func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *stor
 	for i := range rounds {
 		r := &rounds[i]
 		if r.Seq == call.CurrentSeq && call.Status == store.CallInputRequired && r.Status == store.RoundPending {
-			current, err := pendingRoundVM(call, r, draft)
+			var prev *store.Round
+			if i > 0 {
+				prev = &rounds[i-1]
+			}
+			current, err := pendingRoundVM(ctx, call, r, prev, draft)
 			if err != nil {
 				return nil, nil, err
 			}
 			vm.Current = current
+			vm.WatchHref = watchHref(call.ID, r.Seq)
 			continue
 		}
+		if r.Seq == call.CurrentSeq && r.Outcome != nil {
+			vm.Outcome = *r.Outcome
+		}
 		vm.History = append(vm.History, views.RoundVM{
-			Seq: r.Seq, Status: r.Status, AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
-			Questions: answeredVMs(r, call.ServerName), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
+			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
+			Questions: answeredVMs(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
 		})
 	}
 	if call.Status == store.CallComplete {
@@ -185,15 +196,20 @@ func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *stor
 }
 
 // pendingRoundVM builds the answer form of a pending round, filled in with
-// its draft when there is one.
-func pendingRoundVM(call *store.Call, r *store.Round, draft *store.Draft) (*views.RoundVM, error) {
+// its draft when there is one, else with the answers given to the same
+// questions in the previous round prev (nil for the first).
+func pendingRoundVM(ctx context.Context, call *store.Call, r, prev *store.Round, draft *store.Draft) (*views.RoundVM, error) {
 	qs, err := questionsOf(r)
 	if err != nil {
 		return nil, err
 	}
+	inZone(qs, views.ZoneOf(ctx).Name)
 	var actions []string
 	if draft != nil {
 		actions = fromDraft(qs, draft.Form)
+		prefill(qs, prev, false)
+	} else {
+		prefill(qs, prev, true)
 	}
 	vm, err := currentRoundVM(call, r, qs, actions)
 	if err != nil {
@@ -250,7 +266,7 @@ func currentRoundVM(call *store.Call, r *store.Round, qs []question, actions []s
 	}
 	withRoots(qs, call)
 	action := "/calls/" + call.ID + "/rounds/" + strconv.Itoa(r.Seq)
-	return &views.RoundVM{
+	vm := &views.RoundVM{
 		Seq:         r.Seq,
 		Action:      action,
 		DraftAction: action + "/draft",
@@ -259,5 +275,44 @@ func currentRoundVM(call *store.Call, r *store.Round, qs []question, actions []s
 		Held:        r.HeldBy != nil,
 		Questions:   questionVMs(qs, call.ServerName, actions),
 		Errors:      errorLinks(qs),
-	}, nil
+	}
+	singleQuestion(vm)
+	return vm, nil
+}
+
+// singleQuestion marks the only question a person answers in a round of
+// one (roots are answered without them), unless it is a sampling request,
+// which has a reply to write and no cancel.
+func singleQuestion(vm *views.RoundVM) {
+	only := -1
+	for i, q := range vm.Questions {
+		if q.Kind == mcpclient.KindRoots {
+			continue
+		}
+		if only >= 0 {
+			return
+		}
+		only = i
+	}
+	if only < 0 || vm.Questions[only].Sampling != nil {
+		return
+	}
+	vm.Questions[only].Single = true
+	vm.Single = &vm.Questions[only]
+}
+
+// machineName is a call's tool or prompt name, shown beside its title when
+// the server gave one that differs.
+func machineName(call *store.Call) string {
+	if call.Title == "" || call.Title == call.Target {
+		return ""
+	}
+	return call.Target
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

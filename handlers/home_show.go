@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -59,10 +60,18 @@ func (h *Handler) homeShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ids := make([]string, len(calls))
+	for i, call := range calls {
+		ids[i] = call.ID
+	}
+	outcomes, err := h.store.LastOutcomes(ctx, ids)
+	if err != nil {
+		return err
+	}
 	for _, call := range calls {
 		vm.Recent = append(vm.Recent, views.CallSummary{
-			Href: "/calls/" + call.ID, Server: call.ServerName, Target: preview(call.Target, previewName),
-			Status: call.Status, Created: call.CreatedAt,
+			Href: "/calls/" + call.ID, Server: call.ServerName, Target: preview(cmp.Or(call.Title, call.Target), previewName),
+			Status: call.Status, Created: call.CreatedAt, Outcome: outcomes[call.ID],
 		})
 	}
 	return render(c, http.StatusOK, views.HomePage(vm))

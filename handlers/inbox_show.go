@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -19,7 +20,7 @@ func (h *Handler) inboxShow(c echo.Context) error {
 	var vm views.InboxVM
 	for _, it := range items {
 		item := views.InboxItemVM{
-			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: preview(it.Target, previewName),
+			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: preview(cmp.Or(it.Title, it.Target), previewName),
 			Questions: questionSummaries(it.InputRequests), ExpiresAt: it.ExpiresAt, Created: it.CreatedAt,
 		}
 		if it.Assignee != nil && strings.HasPrefix(*it.Assignee, store.TeamPrefix) {

@@ -52,7 +52,7 @@ func (h *Handler) promptGet(c echo.Context) error {
 		return err
 	}
 	call, err := h.store.CreateCall(ctx, store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodGetPrompt, Target: prompt.Name, Arguments: raw,
+		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodGetPrompt, Target: prompt.Name, Title: prompt.Title, Arguments: raw,
 		Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "prompt": prompt.Name}),
 	})
 	if err != nil {

@@ -399,11 +399,12 @@ func questionLabel(q question) string {
 }
 
 // answeredVMs describes a past round's answers, question by question.
-func answeredVMs(r *store.Round, server string) []views.QuestionVM {
+func answeredVMs(r *store.Round, server, zone string) []views.QuestionVM {
 	qs, err := questionsOf(r)
 	if err != nil {
 		return []views.QuestionVM{{Message: "The questions of this round could not be read."}}
 	}
+	inZone(qs, zone)
 	var given map[string]apiAnswer
 	_ = json.Unmarshal(r.Responses, &given)
 	var raw map[string]json.RawMessage
@@ -434,7 +435,9 @@ func answeredVMs(r *store.Round, server string) []views.QuestionVM {
 			vm.AnswerJSON = prettyJSON(a.Content)
 		case a.Action == actionAccept:
 			vm.Answer = "Sent:"
-			vm.AnswerJSON = prettyJSON(a.Content)
+			if vm.AnswerLines = answerLines(q.Form, a.Content); vm.AnswerLines == nil {
+				vm.AnswerJSON = prettyJSON(a.Content)
+			}
 		case a.Action == actionDecline:
 			vm.Answer = "Declined."
 		case a.Action == actionCancel:

@@ -148,17 +148,17 @@ func TestURLQuestionShown(t *testing.T) {
 					t.Errorf("the page has a <%s>, which could fetch or run the server's URL", sel)
 				}
 			}
-			// The person is asked, not answered for: no choice is made for them.
-			if n := doc.Find(`input[name="q0$action"][checked]`).Length(); n != 0 {
-				t.Errorf("%d choices made before the person chose", n)
+			// The person is asked, not answered for: a question alone in
+			// its round is answered with a button each, so nothing is
+			// chosen before they press one.
+			if n := doc.Find(`input[name="q0$action"]`).Length(); n != 0 {
+				t.Errorf("%d pre-made choices in a round of one question", n)
 			}
-			for _, choice := range []string{"action-accept", "action-decline", "action-cancel"} {
-				if doc.Find(`input[data-testid="`+choice+`"]`).Length() != 1 {
-					t.Errorf("no %s choice", choice)
+			for choice, want := range map[string]string{"accept": "I've finished", "decline": "Decline", "cancel": "Cancel"} {
+				b := doc.Find(`button[type="submit"][name="q0$action"][value="` + choice + `"]`)
+				if got := strings.TrimSpace(b.Text()); b.Length() != 1 || got != want {
+					t.Errorf("%s button = %d labelled %q, want one labelled %q", choice, b.Length(), got, want)
 				}
-			}
-			if got := strings.TrimSpace(doc.Find(`input[data-testid="action-accept"]`).Parent().Text()); got != "I've finished" {
-				t.Errorf("accept is labelled %q, want I've finished", got)
 			}
 		})
 	}
@@ -181,10 +181,10 @@ func TestURLQuestionWithoutAddress(t *testing.T) {
 	t.Parallel()
 	call, r := pendingRound(`{"connect":{"method":"elicitation/create","params":{"mode":"url","message":"Go there"}}}`)
 	doc, _ := renderRound(t, call, r, nil, nil)
-	if doc.Find(`input[data-testid="action-accept"]`).Length() != 0 {
+	if doc.Find(`button[name="q0$action"][value="accept"]`).Length() != 0 {
 		t.Error("a URL question without a URL can be accepted")
 	}
-	if doc.Find(`input[data-testid="action-decline"]`).Length() != 1 {
+	if doc.Find(`button[name="q0$action"][value="decline"]`).Length() != 1 {
 		t.Error("a URL question without a URL cannot be declined")
 	}
 }
@@ -373,8 +373,10 @@ func TestFromDraftKeepsDefaults(t *testing.T) {
 	if got := doc.Find(`input[name="q0.points"]`).AttrOr("value", ""); got != "3" {
 		t.Errorf("points = %q, want the default 3", got)
 	}
-	if doc.Find(`input[name="q0$action"][value="cancel"][checked]`).Length() != 1 {
-		t.Error("the draft's cancel is not chosen")
+	// Alone in its round, the question is answered with buttons: the
+	// draft's choice is not a state of the form, and cancel is a button.
+	if doc.Find(`button[name="q0$action"][value="cancel"]`).Length() != 1 {
+		t.Error("no Cancel button")
 	}
 }
 

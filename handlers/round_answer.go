@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -23,9 +24,6 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
-		return h.renderNotice(c, http.StatusConflict, call.ID, h.notWaiting(ctx, call, round))
-	}
 	values, err := c.FormParams()
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
@@ -33,6 +31,9 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	qs, err := questionsOf(round)
 	if err != nil {
 		return err
+	}
+	if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
+		return h.renderUnsent(c, call.ID, h.notWaiting(ctx, call, round), qs, values)
 	}
 	withRoots(qs, call)
 	responses, actions, ok := decodeAnswers(qs, values)
@@ -58,7 +59,7 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	}
 	_, err = h.answerRound(c, call, round, qs, responses, person)
 	if errors.Is(err, store.ErrConflict) {
-		return h.renderNotice(c, http.StatusConflict, call.ID, err.Error())
+		return h.renderUnsent(c, call.ID, err.Error(), qs, values)
 	}
 	if err != nil {
 		return err
@@ -124,4 +125,36 @@ func (h *Handler) renderNotice(c echo.Context, status int, callID, notice string
 	vm.Notice = notice
 	noPrefetch(c)
 	return render(c, status, views.CallPage(*vm))
+}
+
+// renderUnsent shows the call page with why the answers could not be sent
+// (the round was answered elsewhere, or expired), and what the person
+// typed, so that nothing they wrote is lost.
+func (h *Handler) renderUnsent(c echo.Context, callID, notice string, qs []question, values url.Values) error {
+	vm, err := h.callVM(c.Request().Context(), callID, h.person(c))
+	if err != nil {
+		return err
+	}
+	vm.Notice = notice
+	for i := range qs {
+		q := &qs[i]
+		u := views.UnsentVM{Question: questionLabel(*q)}
+		switch {
+		case q.Sampling != nil:
+			if reply := postedReply(values, i); reply != "" {
+				u.Lines = []views.AnswerLine{{Label: "Your reply", Value: reply}}
+			}
+		case q.Form != nil && values.Get(actionName(i)) != actionDecline && values.Get(actionName(i)) != actionCancel:
+			if content, _ := q.Form.Decode(values); len(content) > 0 {
+				if raw, err := marshalNoEscape(content); err == nil {
+					u.Lines = answerLines(q.Form, raw)
+				}
+			}
+		}
+		if len(u.Lines) > 0 {
+			vm.Unsent = append(vm.Unsent, u)
+		}
+	}
+	noPrefetch(c)
+	return render(c, http.StatusConflict, views.CallPage(*vm))
 }

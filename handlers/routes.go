@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -49,6 +51,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/login", h.loginSubmit)
 	e.POST("/logout", h.logout)
 	e.GET("/account", h.accountShow)
+	e.POST("/account/zone", h.accountZone)
 	e.POST("/account/mail", h.accountMailUpdate)
 	e.POST("/account/calls/delete", h.accountCallsDelete)
 	e.POST("/account/sessions/:id/end", h.accountSessionEnd)
@@ -60,6 +63,7 @@ func (h *Handler) Routes() *echo.Echo {
 
 	e.GET("/", h.homeShow)
 	e.GET("/inbox", h.inboxShow)
+	e.GET("/inbox/count", h.inboxCount)
 	e.GET("/servers/:server", h.serverShow)
 	e.POST("/servers/:server/prompts/:prompt", h.promptGet)
 	e.POST("/servers/:server/resources", h.resourceRead)
@@ -72,6 +76,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.GET("/calls", h.callList)
 	e.GET("/calls/:id", h.callShow)
 	e.GET("/calls/:id/live", h.callLive)
+	e.GET("/calls/:id/watch", h.callWatch)
 	e.GET("/calls/:id/contents/:i", h.callContent)
 	e.POST("/calls/:id/rounds/:seq", h.roundAnswer)
 	e.POST("/calls/:id/rounds/:seq/draft", h.roundDraft)
@@ -129,7 +134,44 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.GET("/connections", h.adminConnections)
 	admin.POST("/connections/revoke", h.adminConnectionRevoke)
 	admin.POST("/servers/:server/oauth", h.adminServerOAuth)
+
+	// Every address a form posts to also answers GET, with the page it
+	// belongs to: the address bar after a failed check, a bookmark or a
+	// reload never meets "Method Not Allowed".
+	e.GET("/logout", redirectTo("/"))
+	e.GET("/account/zone", redirectTo("/account"))
+	e.GET("/tokens/:id/revoke", redirectTo("/tokens"))
+	e.GET("/servers/:server/prompts/:prompt", redirectTo("/servers/:server"))
+	e.GET("/servers/:server/resources", redirectTo("/servers/:server"))
+	e.GET("/calls/:id/rounds/:seq", redirectTo("/calls/:id"))
+	e.GET("/calls/:id/rounds/:seq/draft", redirectTo("/calls/:id"))
+	e.GET("/calls/:id/retry", redirectTo("/calls/:id"))
+	for _, p := range []string{"/check", "/refresh", "/enabled", "/delete"} {
+		admin.GET("/servers/:server"+p, redirectTo("/admin/servers/:server"))
+	}
+	for _, p := range []string{"/disabled", "/admin", "/password"} {
+		admin.GET("/users/:name"+p, redirectTo("/admin/users"))
+	}
+	admin.GET("/calls/:id/retry", redirectTo("/admin/calls/:id"))
 	return e
+}
+
+// redirectTo answers a GET with a redirect to the page pattern names, its
+// :params filled in from the request's (escaped again).
+func redirectTo(pattern string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		parts := strings.Split(pattern, "/")
+		for i, p := range parts {
+			if name, ok := strings.CutPrefix(p, ":"); ok {
+				v, err := url.PathUnescape(c.Param(name))
+				if err != nil {
+					v = c.Param(name)
+				}
+				parts[i] = url.PathEscape(v)
+			}
+		}
+		return c.Redirect(http.StatusSeeOther, strings.Join(parts, "/"))
+	}
 }
 
 // ipExtractor trusts X-Forwarded-For only from the configured proxies, so

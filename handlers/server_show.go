@@ -95,12 +95,8 @@ func (h *Handler) serverPageVM(ctx context.Context, srv *store.Server) views.Ser
 
 // toolVM is a tool in a list, linking to its form.
 func toolVM(server string, t *mcp.Tool) views.ToolVM {
-	title := t.Title
-	if title == "" && t.Annotations != nil {
-		title = t.Annotations.Title
-	}
 	return views.ToolVM{
-		Name: t.Name, Title: cmp.Or(title, t.Name), Description: t.Description,
+		Name: t.Name, Title: cmp.Or(toolTitle(t), t.Name), Description: t.Description,
 		Href: "/servers/" + url.PathEscape(server) + "/tools/" + url.PathEscape(t.Name),
 	}
 }

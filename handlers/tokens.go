@@ -12,16 +12,30 @@ import (
 	"github.com/mcp-rounds/rounds/views"
 )
 
-// tokensShow lists the person's API tokens.
+// sessNewToken holds a token just made, between the POST that made it and
+// the page that shows it once.
+const sessNewToken = "new_token"
+
+// tokensShow lists the person's API tokens, and a token just made, once:
+// reloading the page neither shows it again nor makes another.
 func (h *Handler) tokensShow(c echo.Context) error {
 	vm, err := h.tokensVM(c)
 	if err != nil {
 		return err
 	}
+	s := h.session(c)
+	if secret, ok := s.Values[sessNewToken].(string); ok {
+		delete(s.Values, sessNewToken)
+		if err := s.Save(c.Request(), c.Response()); err != nil {
+			return err
+		}
+		vm.NewSecret = secret
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, http.StatusOK, views.TokensPage(*vm))
 }
 
-// tokenCreate makes a token and shows it, once.
+// tokenCreate makes a token and sends the person to see it, once.
 func (h *Handler) tokenCreate(c echo.Context) error {
 	name := strings.TrimSpace(c.FormValue("name"))
 	if name == "" || len(name) > 100 {
@@ -38,13 +52,12 @@ func (h *Handler) tokenCreate(c echo.Context) error {
 	}
 	h.log.InfoContext(c.Request().Context(), "token created", "user", user(c).Name, "token", name)
 	h.audit(c, "token.created", name, nil)
-	vm, err := h.tokensVM(c)
-	if err != nil {
+	s := h.session(c)
+	s.Values[sessNewToken] = secret
+	if err := s.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
-	vm.NewSecret = secret
-	c.Response().Header().Set("Cache-Control", "no-store")
-	return render(c, http.StatusCreated, views.TokensPage(*vm))
+	return c.Redirect(http.StatusSeeOther, "/tokens")
 }
 
 // tokenRevoke revokes one of the person's tokens.

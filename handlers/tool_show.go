@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -40,16 +41,15 @@ func (h *Handler) toolPage(ctx context.Context, serverName, toolName string) (*v
 	if err != nil {
 		return nil, nil, err
 	}
-	title := tool.Title
-	if title == "" {
-		title = tool.Name
+	if form.HasDateTime() {
+		_ = form.SetTimeZone(views.ZoneOf(ctx).Name)
 	}
 	choices, err := h.assigneeChoices(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &views.ToolPageVM{
-		Server: srv.Name, Name: tool.Name, Title: title, Description: tool.Description,
+		Server: srv.Name, Name: tool.Name, Title: cmp.Or(toolTitle(tool), tool.Name), Description: tool.Description,
 		Action:   "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(tool.Name),
 		Form:     form,
 		Assignee: views.AssigneeVM{Choices: choices},
@@ -68,4 +68,13 @@ func toolForm(tool *mcp.Tool) (*forms.Form, error) {
 		return nil, &store.Error{Kind: store.ErrInvalid, Message: "This tool's input schema cannot be used: " + err.Error()}
 	}
 	return form, nil
+}
+
+// toolTitle is the title the server gave a tool, for people: its title, else
+// its annotations' title; "" when it gave neither.
+func toolTitle(t *mcp.Tool) string {
+	if t.Title == "" && t.Annotations != nil {
+		return t.Annotations.Title
+	}
+	return t.Title
 }

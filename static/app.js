@@ -107,4 +107,106 @@
   });
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
   document.addEventListener("htmx:afterSettle", init);
+
+  // --- The person's time zone, the send button's words, Ctrl/Cmd+Enter,
+  // and a round that ended while its page was open.
+
+  // The browser's time zone goes to the server in a cookie, so that every
+  // page shows times in it (unless the account page sets another).
+  var zone = "";
+  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }
+  if (/^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/.test(zone) && document.cookie.split("; ").indexOf("tz=" + zone) < 0) {
+    document.cookie = "tz=" + zone + "; path=/; max-age=31536000; SameSite=Lax" + (location.protocol === "https:" ? "; Secure" : "");
+  }
+  // A form drawn before the server knew the zone takes times in the
+  // browser's, as long as none was typed in the old one.
+  function adoptZone(root) {
+    var html = document.documentElement;
+    if (!zone || html.getAttribute("data-tz-source") === "account" || html.getAttribute("data-tz") === zone) { return; }
+    root.querySelectorAll("[data-tz-input]").forEach(function (input) {
+      var fields = input.closest(".question-fields") || input.form;
+      var typed = fields && Array.prototype.some.call(fields.querySelectorAll("input[type=datetime-local]"), function (el) { return el.value !== ""; });
+      if (typed) { return; }
+      input.value = zone;
+      var label = fields.querySelector("[data-tz-label]");
+      if (label) { label.textContent = zone; }
+    });
+  }
+
+  // The send button of a round of several questions says what it will do.
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
+  function sendLabel(form) {
+    var button = form.querySelector("[data-round-submit][data-label-live]");
+    if (!button) { return; }
+    var count = { accept: 0, decline: 0, cancel: 0 };
+    form.querySelectorAll("fieldset.choice").forEach(function (set) {
+      var chosen = set.querySelector("input[type=radio]:checked");
+      if (chosen && count.hasOwnProperty(chosen.value)) { count[chosen.value]++; }
+    });
+    var parts = [];
+    if (count.accept) { parts.push("send " + plural(count.accept, "answer", "answers")); }
+    if (count.decline) { parts.push("decline " + count.decline); }
+    if (count.cancel) { parts.push("cancel " + count.cancel); }
+    var text = parts.length ? parts.join(", ") : "send";
+    button.textContent = text.charAt(0).toUpperCase() + text.slice(1);
+  }
+  function enhance() {
+    adoptZone(document);
+    document.querySelectorAll("form[data-testid=round-form]").forEach(function (form) {
+      sendLabel(form);
+      if (form.dataset.roundsKeys) { return; }
+      form.dataset.roundsKeys = "1";
+      form.addEventListener("change", function () { sendLabel(form); });
+      form.querySelectorAll("[data-shortcut]").forEach(function (el) {
+        el.textContent = /Mac|iPhone|iPad/.test(navigator.platform || "") ? "⌘+Enter sends." : "Ctrl+Enter sends.";
+        el.hidden = false;
+      });
+    });
+    document.querySelectorAll("[data-round-gone]").forEach(gone);
+  }
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) { return; }
+    var form = e.target.form;
+    if (!form || !form.matches("form[data-testid=round-form]") || form.dataset.gone) { return; }
+    var send = form.querySelector("[data-round-submit]");
+    if (!send) { return; }
+    e.preventDefault();
+    form.requestSubmit(send);
+  });
+  // The round ended elsewhere: nothing can be sent, and nothing typed is
+  // thrown away: the fields stay as they are, to copy from.
+  function gone(note) {
+    var form = document.querySelector("form[data-testid=round-form]");
+    if (!form || form.dataset.gone) { return; }
+    form.dataset.gone = "1";
+    form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    form.querySelectorAll("input:not([type=hidden]), textarea").forEach(function (el) { el.readOnly = true; });
+    form.removeAttribute("data-draft-form");
+    var status = form.querySelector("[data-draft-status]");
+    if (status) { status.textContent = ""; }
+  }
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var form = e.detail.elt;
+    if (form && form.dataset && form.dataset.gone && form.matches("form[data-testid=round-form]")) { e.preventDefault(); }
+  });
+  // The tab's title starts with the number of waiting rounds, as the
+  // navigation shows it; a change to the page's call asks for it anew.
+  function titleCount() {
+    var box = document.getElementById("inbox-count-box");
+    if (!box) { return; }
+    var n = parseInt(box.getAttribute("data-count"), 10) || 0;
+    var bare = document.title.replace(/^\(\d+\) /, "");
+    document.title = n > 0 ? "(" + n + ") " + bare : bare;
+  }
+  document.addEventListener("htmx:afterSettle", function (e) {
+    var target = e.detail && e.detail.target;
+    var ended = document.querySelector("[data-round-gone]");
+    if (target && (target.id === "call" || (ended && !ended.dataset.counted))) {
+      if (ended) { ended.dataset.counted = "1"; }
+      document.body.dispatchEvent(new Event("roundsChanged"));
+    }
+    titleCount();
+  });
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", enhance); } else { enhance(); }
+  document.addEventListener("htmx:afterSettle", enhance);
 })();

@@ -41,6 +41,7 @@ type Call struct {
 	Owner            string          `db:"owner"`
 	Method           string          `db:"method"`
 	Target           string          `db:"target"`
+	Title            string          `db:"title"`
 	Arguments        json.RawMessage `db:"arguments"`
 	Status           string          `db:"status"`
 	CurrentSeq       int             `db:"current_seq"`
@@ -97,7 +98,7 @@ func (c *Call) Finished() bool {
 // job has tidied it up yet.
 const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url as server_url,
 	s.header_name as server_header_name, s.header_value_enc as server_header_enc, c.owner,
-	c.method, c.target, c.arguments,
+	c.method, c.target, c.title, c.arguments,
 	case when ` + callPastDeadline + ` then 'expired' else c.status end as status,
 	c.current_seq, c.result,
 	case when ` + callPastDeadline + ` then '` + expiredMessage + `' else c.error end as error,
@@ -131,16 +132,19 @@ type Round struct {
 	HeldBy         *string    `db:"held_by"`
 	ElicitationID  *string    `db:"elicitation_id"`
 	URLCompletedAt *time.Time `db:"url_completed_at"`
+	// Outcome is how the round ended: answered, declined, cancelled or
+	// expired; nil while pending.
+	Outcome *string `db:"outcome"`
 }
 
 const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
-	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at`
+	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome`
 
 // roundColumnsNow reads a round as a person sees it now: pending past its
 // deadline is expired.
 const roundColumnsNow = `call_id::text as call_id, seq, input_requests, request_state,
 	case when status = 'pending' and expires_at <= now() then 'expired' else status end as status, responses,
-	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at`
+	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome`
 
 // NewCall is what starting a call needs.
 type NewCall struct {
@@ -148,6 +152,7 @@ type NewCall struct {
 	Owner     string
 	Method    string
 	Target    string
+	Title     string
 	Arguments json.RawMessage
 	// Assignee answers the rounds: a user's name or "team:NAME"; empty
 	// means the owner. WebhookURL, when set, receives events.
@@ -190,15 +195,15 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 	err := func() error {
 		rows, _ := tx.Query(ctx, `
 			with c as (
-				insert into calls (server_id, owner, method, target, arguments, protocol, assignee, webhook_url)
+				insert into calls (server_id, owner, method, target, arguments, protocol, assignee, webhook_url, title)
 				values ($1, $2, $3, $4, $5, coalesce(nullif($6, ''),
 					(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')),
-					$7, nullif($8, ''))
+					$7, nullif($8, ''), $9)
 				returning *
 			)
 			select `+strings.ReplaceAll(callColumns, callPastDeadline, "false")+`
 			from c join servers s on s.id = c.server_id`,
-			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL)
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title)
 		var err error
 		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
 			return translate(err, "call")
@@ -336,6 +341,25 @@ func (s *Store) Calls(ctx context.Context, owner string, limit int) ([]Call, err
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Call])
 }
 
+// LastOutcomes says how the last round of each of the calls ended, for
+// those whose last round ended: answered, declined, cancelled or expired.
+func (s *Store) LastOutcomes(ctx context.Context, callIDs []string) (map[string]string, error) {
+	rows, err := s.pool.Query(ctx, `
+		select c.id::text, r.outcome from calls c
+		join rounds r on r.call_id = c.id and r.seq = c.current_seq
+		where c.id = any($1::uuid[]) and r.outcome is not null`, callIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	var id, outcome string
+	_, err = pgx.ForEachRow(rows, []any{&id, &outcome}, func() error {
+		out[id] = outcome
+		return nil
+	})
+	return out, err
+}
+
 // InboxItem is a pending round waiting on a person: theirs, assigned to
 // them, or assigned to one of their teams.
 type InboxItem struct {
@@ -344,6 +368,7 @@ type InboxItem struct {
 	ServerName    string          `db:"server_name"`
 	Method        string          `db:"method"`
 	Target        string          `db:"target"`
+	Title         string          `db:"title"`
 	Owner         string          `db:"owner"`
 	Assignee      *string         `db:"assignee"`
 	InputRequests json.RawMessage `db:"input_requests"`
@@ -356,7 +381,7 @@ type InboxItem struct {
 // with no assignee waits on its owner).
 func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxItem, error) {
 	rows, _ := s.pool.Query(ctx, `
-		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.owner, c.assignee,
+		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.title, c.owner, c.assignee,
 		       r.input_requests, r.created_at, r.expires_at
 		from calls c
 		join rounds r on r.call_id = c.id and r.seq = c.current_seq
@@ -369,6 +394,18 @@ func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxIte
 		                                 where u.name = $1)))
 		order by r.expires_at limit $2`, person, limit)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
+}
+
+// WaitingCount counts an owner's rounds waiting for an answer, as the inbox
+// lists them.
+func (s *Store) WaitingCount(ctx context.Context, owner string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `
+		select count(*) from calls c
+		join rounds r on r.call_id = c.id and r.seq = c.current_seq
+		where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()`,
+		owner).Scan(&n)
+	return n, err
 }
 
 // AnswerRound stores a round's answers and enqueues the retry that carries

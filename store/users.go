@@ -27,9 +27,12 @@ type User struct {
 	Disabled     bool      `db:"disabled"`
 	CreatedAt    time.Time `db:"created_at"`
 	UpdatedAt    time.Time `db:"updated_at"`
+	// TimeZone is the zone the person chose to see times in; empty for
+	// their browser's.
+	TimeZone string `db:"time_zone"`
 }
 
-const userColumns = `id, name, password_hash, is_admin, disabled, created_at, updated_at`
+const userColumns = `id, name, password_hash, is_admin, disabled, created_at, updated_at, time_zone`
 
 // CreateUser adds a user with a bcrypt-hashed password. An empty password
 // makes a user who can only sign in through a trusted proxy.
@@ -291,12 +294,12 @@ func (s *Store) UserByToken(ctx context.Context, secret string) (*User, error) {
 	)
 	rows, _ := s.pool.Query(ctx, `
 		select t.id as token_id, (t.last_used_at is null or t.last_used_at < now() - interval '1 minute') as stale,
-		       u.id, u.name, u.password_hash, u.is_admin, u.disabled, u.created_at, u.updated_at
+		       u.id, u.name, u.password_hash, u.is_admin, u.disabled, u.created_at, u.updated_at, u.time_zone
 		from api_tokens t join users u on u.id = t.user_id
 		where t.hash = $1 and t.revoked_at is null and not u.disabled`, sum[:])
 	u, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (*User, error) {
 		var u User
-		err := row.Scan(&tokenID, &stale, &u.ID, &u.Name, &u.PasswordHash, &u.IsAdmin, &u.Disabled, &u.CreatedAt, &u.UpdatedAt)
+		err := row.Scan(&tokenID, &stale, &u.ID, &u.Name, &u.PasswordHash, &u.IsAdmin, &u.Disabled, &u.CreatedAt, &u.UpdatedAt, &u.TimeZone)
 		return &u, err
 	})
 	if err != nil {
@@ -311,4 +314,17 @@ func (s *Store) UserByToken(ctx context.Context, secret string) (*User, error) {
 		s.auth.putToken(gen, sum, u)
 	}
 	return u, nil
+}
+
+// SetUserTimeZone sets the time zone a person sees times in; "" follows
+// their browser.
+func (s *Store) SetUserTimeZone(ctx context.Context, userID int64, zone string) error {
+	tag, err := s.pool.Exec(ctx, `update users set time_zone = $2, updated_at = now() where id = $1`, userID, zone)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("user")
+	}
+	return nil
 }

@@ -85,6 +85,9 @@ type userKey struct{}
 type UserVM struct {
 	Name    string
 	IsAdmin bool
+	// Waiting counts the rounds waiting for the person's answers, for the
+	// navigation and the tab title; nil when not known.
+	Waiting func() int
 }
 
 // WithUser tells the layout who is signed in.

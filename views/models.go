@@ -38,6 +38,8 @@ type CallSummary struct {
 	Target  string
 	Status  string
 	Created time.Time
+	// Outcome is how the call's last round ended, if it did.
+	Outcome string
 }
 
 // ToolPageVM is the form that starts a tool call.
@@ -61,11 +63,16 @@ type ErrorLink struct {
 
 // CallVM is the call page.
 type CallVM struct {
-	ID         string
-	Href       string
-	Server     string
-	Method     string
-	Target     string
+	ID     string
+	Href   string
+	Server string
+	Method string
+	// Target is what the call names, as the server titled it; Name is its
+	// machine name, when that differs.
+	Target string
+	Name   string
+	// Outcome is how the last round ended, if it did.
+	Outcome    string
 	Status     string
 	Created    time.Time
 	Current    *RoundVM
@@ -78,6 +85,11 @@ type CallVM struct {
 	Live       bool
 	LiveHref   string
 	RoundsDone int
+	// WatchHref is where an open round page learns that its round ended.
+	WatchHref string
+	// Unsent is what the person typed into a round that could no longer
+	// take it, shown so that it is not lost.
+	Unsent []UnsentVM
 	// Reach is whom the rounds wait for and the webhook events sent.
 	Reach ReachVM
 	// AgainHref, when set, offers to start the call again over a 2025-11-25
@@ -109,6 +121,12 @@ type RoundVM struct {
 	Held bool
 	// URLCompleted is when the server said a URL-mode step was finished.
 	URLCompleted *time.Time
+	// Single is the only question of a round of one, answered with a
+	// button each for send, decline and cancel instead of a choice.
+	Single *QuestionVM
+	// Outcome is how an ended round ended: answered, declined, cancelled or
+	// expired.
+	Outcome string
 }
 
 // QuestionVM is one question of a round.
@@ -130,6 +148,9 @@ type QuestionVM struct {
 	URL *URLVM
 	// Error says what is wrong with the choice of answer.
 	Error string
+	// Single is set when this is the round's only question: the round's
+	// buttons make its choice.
+	Single bool
 	// Sampling is a sampling request to write the model's reply to; the
 	// reply is posted as ReplyName, and Reply is what was typed.
 	Sampling   *SamplingVM
@@ -139,10 +160,18 @@ type QuestionVM struct {
 	ReplyError string
 	// Roots are what a roots/list question is answered with, automatically.
 	Roots []RootVM
-	// Answer describes the answer given, for earlier rounds.
+	// Answer describes the answer given, for earlier rounds: as label and
+	// value per field where it can (AnswerLines), else as JSON.
 	Answer      string
 	AnswerJSON  string
 	AnswerError string
+	AnswerLines []AnswerLine
+}
+
+// AnswerLine is one field of an answer given: its label and the value, as
+// a person reads them.
+type AnswerLine struct {
+	Label, Value string
 }
 
 // URLVM is the URL of a URL-mode question, for the person to examine
@@ -210,6 +239,12 @@ type InboxItemVM struct {
 	// "team approvers"; From names who started the call, if someone else.
 	For  string
 	From string
+}
+
+// UnsentVM is what was typed for one question of a round that had ended.
+type UnsentVM struct {
+	Question string
+	Lines    []AnswerLine
 }
 
 // ConnectionVM is whether the person is signed in at a server that asks

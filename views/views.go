@@ -3,17 +3,10 @@ package views
 
 import (
 	"strconv"
-	"time"
+	"strings"
 )
 
 func refreshContent(seconds int) string { return strconv.Itoa(seconds) }
-
-func fmtTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
-}
 
 // statusLabel words a call or round status for people.
 func statusLabel(s string) string {
@@ -38,8 +31,28 @@ func statusLabel(s string) string {
 		return "Waiting for answers"
 	case "answered":
 		return "Answered"
+	case "declined":
+		return "Declined"
 	}
 	return s
+}
+
+// badgeStatus is the status a call's badge shows: a call the server
+// finished after the person declined or cancelled its last round says so,
+// rather than "Complete".
+func badgeStatus(status, lastOutcome string) string {
+	if status == "complete" && (lastOutcome == "declined" || lastOutcome == "cancelled") {
+		return lastOutcome
+	}
+	return status
+}
+
+// roundStatus is what an ended round's badge says: how it ended.
+func roundStatus(r RoundVM) string {
+	if r.Outcome != "" {
+		return r.Outcome
+	}
+	return r.Status
 }
 
 func refreshFor(live bool) int {
@@ -67,4 +80,46 @@ func linkText(b ContentVM) string {
 		return b.Name
 	}
 	return b.URI
+}
+
+// sendLabel says what the send button of a round of several questions will
+// do with the choices made: "Send 2 answers, decline 1". app.js keeps it
+// true as the choices change.
+func sendLabel(qs []QuestionVM) string {
+	var accept, decline, cancel int
+	for _, q := range qs {
+		if q.Kind == "roots" {
+			continue
+		}
+		switch q.Action {
+		case "accept":
+			accept++
+		case "decline":
+			decline++
+		case "cancel":
+			cancel++
+		}
+	}
+	var parts []string
+	if accept > 0 {
+		parts = append(parts, "send "+strconv.Itoa(accept)+" "+plural(accept, "answer", "answers"))
+	}
+	if decline > 0 {
+		parts = append(parts, "decline "+strconv.Itoa(decline))
+	}
+	if cancel > 0 {
+		parts = append(parts, "cancel "+strconv.Itoa(cancel))
+	}
+	if len(parts) == 0 {
+		return "Send"
+	}
+	s := strings.Join(parts, ", ")
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -366,7 +366,7 @@ func TestAuditTrail(t *testing.T) {
 	}
 	c.login(inst.URL, "admin", adminPassword)
 	person.login(inst.URL, "dora", "dora's long password")
-	if status, _ := c.post(inst.URL+"/tokens", url.Values{"name": {"ci"}}); status != http.StatusCreated {
+	if status, _ := c.post(inst.URL+"/tokens", url.Values{"name": {"ci"}}); status != http.StatusSeeOther {
 		t.Fatalf("create token: %d", status)
 	}
 	_, page = c.do("GET", inst.URL+"/tokens", "", "")

@@ -105,9 +105,8 @@ func TestDraftsFollowThePerson(t *testing.T) {
 	if got := doc.Find(`input[name="q0.title"]`).AttrOr("value", ""); got != "Write the docs" {
 		t.Errorf("on A, title = %q, want the phone's draft", got)
 	}
-	if doc.Find(`input[name="q0$action"][value="decline"][checked]`).Length() != 1 {
-		t.Error("on A, the draft's decline is not chosen")
-	}
+	// The round has one question, answered with a button each: a draft
+	// keeps what was typed, not a choice the page would show.
 	// Not without the CSRF token.
 	if status := phone.hxPost(b.URL+round+"/draft", url.Values{"q0.title": {"forged"}}, ""); status != http.StatusForbidden {
 		t.Errorf("draft without a CSRF token: %d, want 403", status)

@@ -147,11 +147,15 @@ func TestBrowserForms(t *testing.T) {
 		if link["href"] != full || link["target"] != "_blank" || link["rel"] != "noopener noreferrer" {
 			t.Errorf("link = %v, want href %q, target _blank, rel noopener noreferrer", link, full)
 		}
-		if evaluate[bool](j, "check the round", `document.querySelector('form[data-testid="round-form"]').checkValidity()`) {
-			t.Error("the round can be sent before the person chose; nothing must be chosen for them")
+		// Alone in its round, the question is answered by pressing one of
+		// three buttons: nothing is chosen before the person presses one.
+		if n := evaluate[int](j, "count choices", `document.querySelectorAll('input[name="q0$action"]').length`); n != 0 {
+			t.Errorf("%d pre-made choices; want a button each", n)
+		}
+		if got := strings.TrimSpace(j.text(`button[data-testid="submit-round"]`)); got != "I've finished" {
+			t.Errorf("the send button says %q, want I've finished", got)
 		}
 		j.do("finish and send",
-			chromedp.Click(chromedp.CSS(`input[name="q0$action"][value="accept"]`)),
 			chromedp.Click(chromedp.CSS(`button[data-testid="submit-round"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="result-text"]`)),
 		)

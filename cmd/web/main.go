@@ -16,6 +16,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	// People's time zones are looked up by name; the zone database is
+	// built in so that a container without one still has them.
+	_ "time/tzdata"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 

@@ -166,7 +166,7 @@ func TestRevokedToken(t *testing.T) {
 	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}, nil)
 	c := newClient(t, db)
 	c.login(inst.URL, "admin", adminPassword)
-	if status, _ := c.post(inst.URL+"/tokens", url.Values{"name": {"ci"}}); status != http.StatusCreated {
+	if status, _ := c.post(inst.URL+"/tokens", url.Values{"name": {"ci"}}); status != http.StatusSeeOther {
 		t.Fatalf("create token: %d", status)
 	}
 	_, page := c.do("GET", inst.URL+"/tokens", "", "")

@@ -1,0 +1,93 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// prefill brings a re-asked question's earlier answer back: when the server
+// asks again (it did not accept an answer), each question it asked in the
+// previous round too is filled in with what the person sent then, and
+// where the server's new message says why, that reason is shown beside the
+// one field it names. With fill false (a draft filled the form) only the
+// reasons are shown.
+func prefill(qs []question, prev *store.Round, fill bool) {
+	if prev == nil || prev.Status != store.RoundAnswered {
+		return
+	}
+	before, err := questionsOf(prev)
+	if err != nil {
+		return
+	}
+	var given map[string]apiAnswer
+	if json.Unmarshal(prev.Responses, &given) != nil {
+		return
+	}
+	for i := range qs {
+		q := &qs[i]
+		if q.Form == nil || q.Form.Fallback {
+			continue
+		}
+		a, ok := given[q.Key]
+		if !ok || a.Action != actionAccept || len(a.Content) == 0 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(a.Content))
+		dec.UseNumber()
+		var content map[string]any
+		if dec.Decode(&content) != nil {
+			continue
+		}
+		if fill {
+			q.Form.Prefill(content)
+		}
+		for _, b := range before {
+			if b.Key == q.Key {
+				blameField(q, reasonFor(b.Message, q.Message))
+			}
+		}
+	}
+}
+
+// reasonFor is what a re-asked question's message adds to the message it
+// had before: "Please try again: Date must be in the future." before the
+// same question. It is "" when the message did not just gain a sentence.
+func reasonFor(before, now string) string {
+	before, now = strings.TrimSpace(before), strings.TrimSpace(now)
+	if before == "" || now == before {
+		return ""
+	}
+	if r, ok := strings.CutSuffix(now, before); ok {
+		return strings.TrimSpace(r)
+	}
+	if r, ok := strings.CutPrefix(now, before); ok {
+		return strings.TrimSpace(r)
+	}
+	return ""
+}
+
+// blameField shows reason beside the one field whose label it names. When
+// it names none or several, the reason stays in the question's message,
+// where it is already shown.
+func blameField(q *question, reason string) {
+	if reason == "" {
+		return
+	}
+	lower := strings.ToLower(reason)
+	found := -1
+	for i, fd := range q.Form.Fields {
+		if fd.Label == "" || !strings.Contains(lower, strings.ToLower(fd.Label)) {
+			continue
+		}
+		if found >= 0 {
+			return
+		}
+		found = i
+	}
+	if found >= 0 {
+		q.Form.Fields[found].Error = "The server says: " + reason
+	}
+}

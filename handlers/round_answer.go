@@ -108,7 +108,7 @@ func (h *Handler) ownedRound(c echo.Context, person string) (*store.Call, *store
 // found past its deadline.
 func (h *Handler) notWaiting(ctx context.Context, call *store.Call, round *store.Round) string {
 	if round.Status == store.RoundExpired {
-		if err := h.store.ExpireRound(ctx, call.ID, round.Seq); err != nil {
+		if err := h.store.ExpireRound(ctx, h.engine.Config().InstanceID, call.ID, round.Seq); err != nil {
 			h.log.WarnContext(ctx, "expiring a round past its deadline", "err", err)
 		}
 		return "This round expired before it was answered."

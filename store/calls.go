@@ -434,7 +434,7 @@ func (s *Store) AnswerRoundChange(ctx context.Context, callID string, seq int, r
 		return err
 	})
 	if expired {
-		if err := s.ExpireRound(ctx, callID, seq); err != nil {
+		if err := s.ExpireRound(ctx, auditInstance(audit), callID, seq); err != nil {
 			return change, err
 		}
 	}
@@ -504,6 +504,7 @@ type Decision struct {
 func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, decide func(*Call, *Round) (Decision, error)) (*Call, error) {
 	var expired bool
 	var call *Call
+	var instance string
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, callID)
 		var err error
@@ -516,6 +517,7 @@ func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, decid
 			return translate(err, "round")
 		}
 		d, err := decide(call, round)
+		instance = auditInstance(d.Audit)
 		if err != nil {
 			return err
 		}
@@ -534,7 +536,7 @@ func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, decid
 		return nil
 	})
 	if expired {
-		if err := s.ExpireRound(ctx, callID, seq); err != nil {
+		if err := s.ExpireRound(ctx, instance, callID, seq); err != nil {
 			return nil, err
 		}
 	}
@@ -569,12 +571,20 @@ func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, s
 	}
 }
 
-// ExpireRound ends a pending round past its deadline, and its call.
-func (s *Store) ExpireRound(ctx context.Context, callID string, seq int) error {
+// ExpireRound ends a pending round past its deadline, and its call, as the
+// expiry job would, writing the same audit row in the same transaction:
+// found on an answer or a read, not by the job. instance is the instance
+// that found it.
+func (s *Store) ExpireRound(ctx context.Context, instance, callID string, seq int) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `update rounds set status = 'expired'
 			where call_id = $1 and seq = $2 and status = 'pending'`, callID, seq)
 		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `insert into audit_log (instance, actor, action, target, detail)
+			select $1, 'system', 'round.expired', c.id::text, jsonb_build_object('seq', $3::int, 'server', s.name)
+			from calls c join servers s on s.id = c.server_id where c.id = $2`, instance, callID, seq); err != nil {
 			return err
 		}
 		tag, err = tx.Exec(ctx, `update calls set status = 'expired', error = 'The round expired before it was answered.',
@@ -783,7 +793,7 @@ func (s *Store) RefuseRound(ctx context.Context, callID string, seq int, respons
 		return s.refuseTx(ctx, tx, callID, seq, responses, by, message, audit, &expired)
 	})
 	if expired {
-		if err := s.ExpireRound(ctx, callID, seq); err != nil {
+		if err := s.ExpireRound(ctx, auditInstance(audit), callID, seq); err != nil {
 			return err
 		}
 	}
@@ -834,4 +844,13 @@ func (s *Store) RetryCall(ctx context.Context, callID string) error {
 		}
 		return s.enqueueTx(ctx, tx, callID, seq)
 	})
+}
+
+// auditInstance is the instance named by an action's audit entries, for
+// the records written beside it.
+func auditInstance(audit []AuditEntry) string {
+	if len(audit) > 0 {
+		return audit[0].Instance
+	}
+	return ""
 }

@@ -158,7 +158,7 @@ func TestFastMCPAuto(t *testing.T) {
 		t.Errorf("inputRequests not in the server's order: %s", raw.Round.InputRequests)
 	}
 	var keys []string
-	c.page(b.URL+"/calls/"+batch.ID).Find(`[data-testid="question"]`).Each(func(_ int, s *goquery.Selection) {
+	c.page(b.URL + "/calls/" + batch.ID).Find(`[data-testid="question"]`).Each(func(_ int, s *goquery.Selection) {
 		keys = append(keys, s.AttrOr("data-key", ""))
 	})
 	if strings.Join(keys, ",") != "destination,travellers,cabin" {

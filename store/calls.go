@@ -108,9 +108,11 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason`
 
 // callPastDeadline is true of a call whose current round is pending past
-// its deadline; rounds_pkey answers it.
+// its deadline; rounds_pkey answers it. A held question is not: its holder
+// cancels it towards the server at the deadline and the call goes on to the
+// server's result.
 const callPastDeadline = `(c.status = 'input_required' and exists (select 1 from rounds pr
-	where pr.call_id = c.id and pr.seq = c.current_seq and pr.status = 'pending' and pr.expires_at <= now()))`
+	where pr.call_id = c.id and pr.seq = c.current_seq and pr.status = 'pending' and pr.expires_at <= now() and pr.held_by is null))`
 
 const expiredMessage = "The round expired before it was answered."
 
@@ -577,8 +579,9 @@ func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, s
 // that found it.
 func (s *Store) ExpireRound(ctx context.Context, instance, callID string, seq int) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// A held question is its holder's to cancel towards the server.
 		tag, err := tx.Exec(ctx, `update rounds set status = 'expired'
-			where call_id = $1 and seq = $2 and status = 'pending'`, callID, seq)
+			where call_id = $1 and seq = $2 and status = 'pending' and held_by is null`, callID, seq)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}

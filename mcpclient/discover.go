@@ -460,6 +460,14 @@ type mcpWireError = jsonrpc.Error
 // wrap is wrapSDK, but a request the server refused with an HTTP status is
 // reported with that status and the server's own message.
 func (w *wire) wrap(ctx context.Context, err error) error {
+	if err != nil && w.auth != nil {
+		// A request the server refused for want of a sign-in (or of
+		// scopes), wherever in the session it was: tools/list after an
+		// open initialize, or a call on a held session.
+		if ae := w.auth.challenge(); ae != nil {
+			return ae
+		}
+	}
 	var we *mcpWireError
 	if errors.As(err, &we) && we.Code != codeRejectedByTransport {
 		return &ServerError{Code: we.Code, Message: we.Message}

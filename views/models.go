@@ -220,7 +220,7 @@ type ContentVM struct {
 	Note    string
 	// CopyID, when set, is the id of a text block with a Copy button.
 	CopyID string
-	URI     string
+	URI    string
 	// Linkable is true only for http and https URIs.
 	Linkable bool
 	Name     string

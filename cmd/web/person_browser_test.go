@@ -276,6 +276,7 @@ func TestBrowserPersonPages(t *testing.T) {
 			t.Errorf("inbox's settled rounds = %q, want the declined flights marked Declined", settled)
 		}
 		j.axe("the inbox")
+		j.fits("the inbox", 390)
 
 		// A new token is shown once, after a redirect: reloading makes no
 		// other and shows it no more.

@@ -505,6 +505,10 @@ func TestTeamRoundAnsweredOnce(t *testing.T) {
 	if n := watch.count(); n != 1 {
 		t.Errorf("the server got %d retries, want 1", n)
 	}
+	// bob, whichever of the two he was, sees on the call page who answered.
+	if got := strings.TrimSpace(bob.page(b.URL + "/calls/" + call.ID).Find(`[data-testid="answered-by"]`).Text()); got != winner {
+		t.Errorf("bob's call page says the round was answered by %q, want %s", got, winner)
+	}
 	time.Sleep(time.Second)
 	for _, addr := range []string{"ada@example.com", "bob@example.com"} {
 		if n := len(mb.to(addr)); n != 2 {

@@ -608,6 +608,12 @@ type Attempt struct {
 	// RoundTTL is the server's own lifetime for its rounds; zero means
 	// the default.
 	RoundTTL time.Duration
+	// HeaderSchema is the tool's cached inputSchema when it marks
+	// arguments x-mcp-header (as ToolHeaderSchema), else nil.
+	HeaderSchema json.RawMessage
+	// Token is the connection the call's owner uses at the server (as
+	// OAuthTokenFor), nil when there is none.
+	Token *OAuthToken
 }
 
 // StartAttempt loads what the request of round seq needs, in one round
@@ -641,6 +647,34 @@ func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Atte
 				return err
 			})
 	}
+	// What the request carries besides, read in the same round trip: the
+	// tool's header schema and the owner's connection at the server. Both
+	// are keyed through the call, so they need no answer from the first.
+	b.Queue(`select t->'inputSchema' from calls c join servers s on s.id = c.server_id
+		cross join lateral jsonb_array_elements(case when jsonb_typeof(s.tools) = 'array' then s.tools else '[]' end) t
+		where c.id = $1 and c.method = 'tools/call' and t->>'name' = c.target
+		  and strpos((t->'inputSchema')::text, 'x-mcp-header') > 0
+		limit 1`, callID).
+		Query(func(rows pgx.Rows) error {
+			schemas, err := pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
+			if len(schemas) > 0 {
+				a.HeaderSchema = schemas[0]
+			}
+			return err
+		})
+	b.Queue(`select `+oauthTokenColumns+` from calls c join servers s on s.id = c.server_id
+		join oauth_tokens t on t.server_id = c.server_id
+		 and t.owner = case s.oauth_mode when 'shared' then '' else c.owner end
+		where c.id = $1`, callID).
+		Query(func(rows pgx.Rows) error {
+			defer rows.Close()
+			if rows.Next() {
+				var err error
+				a.Token, err = s.scanToken(rows)
+				return err
+			}
+			return rows.Err()
+		})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, translate(err, "call")
 	}

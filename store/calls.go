@@ -289,7 +289,19 @@ func (s *Store) CallAndRounds(ctx context.Context, id string, seq int) (*Call, [
 // round (nil when there is none), read together in one round trip and one
 // transaction (a batch).
 func (s *Store) CallPage(ctx context.Context, id string) (*Call, []Round, *Draft, error) {
+	call, rounds, draft, _, err := s.callPage(ctx, id, "")
+	return call, rounds, draft, err
+}
+
+// CallPageWaiting is CallPage with, in the same batch, the count of rounds
+// waiting for person (as WaitingCount) that the page's navigation shows.
+func (s *Store) CallPageWaiting(ctx context.Context, id, person string) (*Call, []Round, *Draft, int, error) {
+	return s.callPage(ctx, id, person)
+}
+
+func (s *Store) callPage(ctx context.Context, id, person string) (*Call, []Round, *Draft, int, error) {
 	b := &pgx.Batch{}
+	var waiting int
 	var call *Call
 	var rounds []Round
 	var draft *Draft
@@ -317,10 +329,13 @@ func (s *Store) CallPage(ctx context.Context, id string) (*Call, []Round, *Draft
 			}
 			return err
 		})
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, nil, nil, translate(err, "call")
+	if person != "" {
+		b.Queue(waitingCount, person).QueryRow(func(row pgx.Row) error { return row.Scan(&waiting) })
 	}
-	return call, rounds, draft, nil
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, nil, 0, translate(err, "call")
+	}
+	return call, rounds, draft, waiting, nil
 }
 
 // Rounds returns a call's rounds in order.
@@ -402,13 +417,14 @@ func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxIte
 // lists them.
 func (s *Store) WaitingCount(ctx context.Context, owner string) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, `
-		select count(*) from calls c
-		join rounds r on r.call_id = c.id and r.seq = c.current_seq
-		where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()`,
-		owner).Scan(&n)
+	err := s.pool.QueryRow(ctx, waitingCount, owner).Scan(&n)
 	return n, err
 }
+
+const waitingCount = `
+	select count(*) from calls c
+	join rounds r on r.call_id = c.id and r.seq = c.current_seq
+	where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()`
 
 // AnswerRound stores a round's answers and enqueues the retry that carries
 // them, once: the guarded update lets exactly one of any number of

@@ -65,6 +65,9 @@ type Config struct {
 	// links in it.
 	Mail      *Mail
 	PublicURL string
+	// MailBackoff is the wait before each next attempt of a mail the SMTP
+	// server did not take; default DefaultMailBackoff.
+	MailBackoff []time.Duration
 	// WebhookAllowPrivate lets webhooks reach loopback and private
 	// addresses. WebhookBackoff is the wait before each next attempt of a
 	// failed delivery; default DefaultWebhookBackoff.
@@ -116,6 +119,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HeldTimeout <= 0 {
 		c.HeldTimeout = 10 * time.Minute
+	}
+	if len(c.MailBackoff) == 0 {
+		c.MailBackoff = DefaultMailBackoff
 	}
 	if len(c.WebhookBackoff) == 0 {
 		c.WebhookBackoff = DefaultWebhookBackoff

@@ -75,6 +75,22 @@ type mailWorker struct {
 // takes a job for orphaned.
 func (w *mailWorker) Timeout(*river.Job[store.MailArgs]) time.Duration { return w.e.cfg.RequestTimeout }
 
+// DefaultMailBackoff is how long a mail the SMTP server did not take waits
+// before each next attempt; the last wait repeats for as long as the round
+// waits (up to store.MailAttempts attempts).
+var DefaultMailBackoff = []time.Duration{
+	5 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
+}
+
+// NextRetry spaces the attempts out: a refused sign-in or a relay that is
+// down is usually put right within the hour, and the mail is still worth
+// sending until the round ends.
+func (w *mailWorker) NextRetry(job *river.Job[store.MailArgs]) time.Time {
+	b := w.e.cfg.MailBackoff
+	i := min(max(job.Attempt-1, 0), len(b)-1)
+	return time.Now().Add(b[i])
+}
+
 // Work mails one person about one round, once. A round answered, expired
 // or given to someone else before the mail goes out is not mailed about.
 func (w *mailWorker) Work(ctx context.Context, job *river.Job[store.MailArgs]) error {
@@ -98,10 +114,14 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[store.MailArgs]) e
 		if err != nil {
 			return err
 		}
-		return c.DialAndSendWithContext(ctx, msg)
+		if err := c.DialAndSendWithContext(ctx, msg); err != nil {
+			return fmt.Errorf("the SMTP server at %s did not take the mail: %w", e.cfg.Mail.URL.Host, err)
+		}
+		return nil
 	})
 	if err != nil {
-		e.log.WarnContext(ctx, "sending round mail", "call_id", a.CallID, "seq", a.Seq, "mail", a.Mail, "err", err)
+		e.log.WarnContext(ctx, "round mail not sent; it is tried again later", "call_id", a.CallID, "seq", a.Seq,
+			"mail", a.Mail, "to", a.Recipient, "attempt", job.Attempt, "next_attempt", w.NextRetry(job).UTC(), "err", err)
 		return err
 	}
 	if sent {

@@ -37,8 +37,13 @@ type MailArgs struct {
 // Kind names the job for River.
 func (MailArgs) Kind() string { return "round_mail" }
 
+// MailAttempts is how many times a mail is tried: with the engine's
+// backoff, about four days. A mail about a round that no longer waits is
+// dropped at its next attempt.
+const MailAttempts = 100
+
 // InsertOpts retries a mail the SMTP server did not take.
-func (MailArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 8} }
+func (MailArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: MailAttempts} }
 
 // WebhookArgs is the job that posts one webhook event; every attempt sends
 // the same stored id and body.
@@ -110,10 +115,13 @@ func (s *Store) mailRoundTx(ctx context.Context, tx pgx.Tx, callID string, seq i
 	remindAt := expires.Add(-expires.Sub(created) / 4)
 	var jobs []river.InsertManyParams
 	for _, p := range people {
-		jobs = append(jobs,
-			river.InsertManyParams{Args: MailArgs{CallID: callID, Seq: seq, Recipient: p, Mail: MailWaiting}},
-			river.InsertManyParams{Args: MailArgs{CallID: callID, Seq: seq, Recipient: p, Mail: MailReminder},
-				InsertOpts: &river.InsertOpts{MaxAttempts: 8, ScheduledAt: remindAt}})
+		jobs = append(jobs, river.InsertManyParams{Args: MailArgs{CallID: callID, Seq: seq, Recipient: p, Mail: MailWaiting}})
+		// A round given to someone when less than a quarter of its time is
+		// left gets one mail, which says the deadline, not two at once.
+		if remindAt.After(time.Now()) {
+			jobs = append(jobs, river.InsertManyParams{Args: MailArgs{CallID: callID, Seq: seq, Recipient: p, Mail: MailReminder},
+				InsertOpts: &river.InsertOpts{MaxAttempts: MailAttempts, ScheduledAt: remindAt}})
+		}
 	}
 	_, err = s.jobs.InsertManyTx(ctx, tx, jobs)
 	return err

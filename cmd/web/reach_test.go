@@ -9,6 +9,7 @@ import (
 	"mime/quotedprintable"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/mail"
 	"net/url"
@@ -439,8 +440,33 @@ func TestTeamRoundAnsweredOnce(t *testing.T) {
 	var call apiCall
 	_ = json.Unmarshal(body, &call)
 	bob.waitFor(a.URL, call.ID, 10*time.Second, roundIs(1))
-	if status, _ := carol.do("GET", b.URL+"/api/v1/calls/"+call.ID, "", ""); status != http.StatusNotFound {
-		t.Errorf("carol, not in the team, reads the call: %d", status)
+	// carol is not in the team: the call is as hidden from her as one that
+	// does not exist, on every page and API route.
+	carol.jar, _ = cookiejar.New(nil)
+	carol.login(b.URL, "carol", "a long password")
+	confirm := `{"confirm":{"action":"accept","content":{"confirm":true}}}`
+	for what, status := range map[string]int{
+		"reads the call (API)":   first(carol.do("GET", b.URL+"/api/v1/calls/"+call.ID, "", "")),
+		"answers (API)":          first(carol.answer(a.URL, call.ID, 1, confirm)),
+		"opens the call page":    first(carol.do("GET", b.URL+"/calls/"+call.ID, "", "")),
+		"watches the call":       first(carol.do("GET", b.URL+"/calls/"+call.ID+"/live", "", "")),
+		"answers (page)":         first(carol.post(a.URL+"/calls/"+call.ID+"/rounds/1", url.Values{"q0.confirm": {"on"}})),
+		"saves a draft":          first(carol.post(a.URL+"/calls/"+call.ID+"/rounds/1/draft", url.Values{"q0.confirm": {"on"}})),
+		"retries the call":       first(carol.post(a.URL+"/calls/"+call.ID+"/retry", url.Values{})),
+		"cancels the call (API)": first(carol.do("POST", a.URL+"/api/v1/calls/"+call.ID+"/cancel", "", "")),
+	} {
+		if status != http.StatusNotFound {
+			t.Errorf("carol, not in the team, %s: %d, want 404", what, status)
+		}
+	}
+	bob.jar, _ = cookiejar.New(nil)
+	bob.login(a.URL, "bob", "a long password")
+	link := `a[href="/calls/` + call.ID + `"]`
+	if bob.page(a.URL+"/inbox").Find(link).Length() == 0 {
+		t.Errorf("bob's inbox does not list his team's round")
+	}
+	if carol.page(b.URL+"/inbox").Find(link).Length() != 0 {
+		t.Errorf("carol's inbox lists the team's round")
 	}
 	mb.waitMail(t, "ada@example.com", "asks you", 1, 10*time.Second)
 	mb.waitMail(t, "bob@example.com", "asks you", 1, 10*time.Second)
@@ -609,3 +635,6 @@ func TestHeldRoundReachesAssignee(t *testing.T) {
 		t.Errorf("%d mails were sent, want bob's 2", n)
 	}
 }
+
+// first is a response's status, without its body.
+func first(status int, _ []byte) int { return status }

@@ -18,17 +18,10 @@ const authCacheTTL = 30 * time.Second
 type authCache struct {
 	live func() bool
 
-	mu       sync.Mutex
-	gen      uint64 // bumped by every forget, so a read begun before is not kept
-	tokens   map[[32]byte]authEntry
-	names    map[string]authEntry
-	sessions map[[32]byte]sessionEntry
-}
-
-type sessionEntry struct {
-	authEntry
-	id      int64
-	expires time.Time
+	mu     sync.Mutex
+	gen    uint64 // bumped by every forget, so a read begun before is not kept
+	tokens map[[32]byte]authEntry
+	names  map[string]authEntry
 }
 
 type authEntry struct {
@@ -39,8 +32,7 @@ type authEntry struct {
 // CacheAuth lets the store remember users found by token or name, for as
 // long as n says users and tokens did not change.
 func (s *Store) CacheAuth(n *Notifier) {
-	c := &authCache{live: n.Listening, tokens: map[[32]byte]authEntry{}, names: map[string]authEntry{},
-		sessions: map[[32]byte]sessionEntry{}}
+	c := &authCache{live: n.Listening, tokens: map[[32]byte]authEntry{}, names: map[string]authEntry{}}
 	n.OnAuthChanged(c.forget)
 	s.auth = c
 }
@@ -57,7 +49,6 @@ func (c *authCache) forget() {
 	c.gen++
 	clear(c.tokens)
 	clear(c.names)
-	clear(c.sessions)
 	c.mu.Unlock()
 }
 
@@ -113,29 +104,5 @@ func (c *authCache) putName(gen uint64, u *User) {
 	defer c.mu.Unlock()
 	if c.gen == gen && len(c.names) < 10_000 {
 		c.names[u.Name] = authEntry{user: *u, at: time.Now()}
-	}
-}
-
-// session returns the user and session id a session's secret hash was
-// found for, while the session has not run out.
-func (c *authCache) session(sum [32]byte) (*User, int64, bool) {
-	if c == nil || !c.live() {
-		return nil, 0, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.sessions[sum]
-	if !ok || time.Since(e.at) > authCacheTTL || !time.Now().Before(e.expires) {
-		return nil, 0, false
-	}
-	u := e.user
-	return &u, e.id, true
-}
-
-func (c *authCache) putSession(gen uint64, sum [32]byte, u *User, id int64, expires time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen == gen && len(c.sessions) < 10_000 {
-		c.sessions[sum] = sessionEntry{authEntry: authEntry{user: *u, at: time.Now()}, id: id, expires: expires}
 	}
 }

@@ -383,6 +383,14 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if c.Method == mcpclient.MethodCallTool && !held {
 		session = mcpclient.AsksOverSession(out, err)
 	}
+	if session != "" {
+		// Learnt before the outcome is stored: the page that hears of the
+		// outcome reads the call once, and must find the offer on it.
+		log.InfoContext(ctx, "the tool asks over a 2025-11-25 session; its next calls go over one")
+		if lerr := e.store.LearnSessionTool(ctx, callID, c.ServerID, c.Target, mcpclient.ProtocolHandshake, session); lerr != nil {
+			log.WarnContext(ctx, "learning that the tool asks over a session", "err", lerr)
+		}
+	}
 	switch {
 	case err != nil && session != "":
 		// Retrying the same way would fail the same way.
@@ -432,10 +440,6 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		// Someone else finished this request meanwhile (a rescued
 		// duplicate), or the call was deleted.
 		return nil
-	}
-	if err == nil && session != "" {
-		log.InfoContext(ctx, "the tool asks over a 2025-11-25 session; its next calls go over one")
-		err = e.store.LearnSessionTool(ctx, callID, c.ServerID, c.Target, mcpclient.ProtocolHandshake, session)
 	}
 	return err
 }

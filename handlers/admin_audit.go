@@ -84,10 +84,14 @@ func (h *Handler) answerAudit(c echo.Context, call *store.Call, seq int, respons
 	case len(answers) > 0 && counts[actionDecline] == len(answers):
 		outcome = store.OutcomeDeclined
 	}
-	return *h.userAudit(c, "round."+outcome, call.ID, map[string]any{
+	detail := map[string]any{
 		"seq": seq, "server": call.ServerName,
 		"accept": counts[actionAccept], "decline": counts[actionDecline], "cancel": counts[actionCancel],
-	})
+	}
+	if call.Assignee != nil {
+		detail["assignee"] = *call.Assignee // the actor answered for them
+	}
+	return *h.userAudit(c, "round."+outcome, call.ID, detail)
 }
 
 // adminAuditShow lists the audit log, filtered and paged back by id.

@@ -51,6 +51,7 @@ func (c *Client) ClientMetadata() map[string]any {
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": "none",
+		"application_type":           c.applicationType(),
 	}
 }
 
@@ -92,19 +93,23 @@ func (c *Client) Discover(ctx context.Context, serverURL, resourceMetadata strin
 	if err != nil {
 		return nil, fail("The server's address cannot be read.")
 	}
-	candidates := []string{resourceMetadata}
+	// Each place names the resource it must describe (RFC 9728, 3.3): the
+	// server itself, or at the root well-known location its origin, which
+	// then stands for every server there.
+	type candidate struct{ url, resource string }
+	candidates := []candidate{{resourceMetadata, resource}}
 	if resourceMetadata == "" {
 		origin := u.Scheme + "://" + u.Host
 		candidates = nil
 		if p := strings.TrimRight(u.EscapedPath(), "/"); p != "" {
-			candidates = append(candidates, origin+"/.well-known/oauth-protected-resource"+p)
+			candidates = append(candidates, candidate{origin + "/.well-known/oauth-protected-resource" + p, resource})
 		}
-		candidates = append(candidates, origin+"/.well-known/oauth-protected-resource")
+		candidates = append(candidates, candidate{origin + "/.well-known/oauth-protected-resource", origin})
 	}
 	var prm *oauthex.ProtectedResourceMetadata
 	var lastErr error
 	for _, cand := range candidates {
-		if prm, lastErr = oauthex.GetProtectedResourceMetadata(ctx, cand, resource, c.HTTP); lastErr == nil {
+		if prm, lastErr = oauthex.GetProtectedResourceMetadata(ctx, cand.url, cand.resource, c.HTTP); lastErr == nil {
 			break
 		}
 	}
@@ -210,6 +215,7 @@ func (c *Client) Register(ctx context.Context, t *Target, preregistered, known *
 		RedirectURIs: []string{c.RedirectURI()}, TokenEndpointAuthMethod: method,
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 		ClientName: "Rounds", ClientURI: strings.TrimRight(c.PublicURL, "/") + "/",
+		ApplicationType: c.applicationType(),
 	}, c.HTTP)
 	if err != nil {
 		return nil, fail("Registering Rounds at the authorization server %s failed: %v", t.AS.Issuer, err)
@@ -223,13 +229,29 @@ func (c *Client) Register(ctx context.Context, t *Target, preregistered, known *
 	return &Registration{ClientID: resp.ClientID, ClientSecret: resp.ClientSecret, AuthMethod: method, Dynamic: true}, nil
 }
 
+// applicationType is what Rounds registers as: a web application, which
+// it is, but native when PUBLIC_URL is plain http on loopback (a developer's
+// machine), since authorization servers refuse such redirects for web
+// clients (OpenID Connect Dynamic Client Registration, application_type).
+func (c *Client) applicationType() string {
+	u, err := url.Parse(c.PublicURL)
+	if err == nil && u.Scheme == "http" && isLoopback(u.Hostname()) {
+		return "native"
+	}
+	return "web"
+}
+
+func isLoopback(host string) bool {
+	return host == "localhost" || host == "127.0.0.1" || host == "::1"
+}
+
 func (c *Client) cimdUsable() bool {
 	u, err := url.Parse(c.PublicURL)
 	if err != nil {
 		return false
 	}
 	host := u.Hostname()
-	return u.Scheme == "https" || host == "localhost" || host == "127.0.0.1" || host == "::1"
+	return u.Scheme == "https" || isLoopback(host)
 }
 
 func (c *Client) config(tokenURL, authURL string, r Registration, scope string) *oauth2.Config {

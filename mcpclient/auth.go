@@ -78,6 +78,13 @@ func (b *authBox) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// challenge is the recorded challenge, if any.
+func (b *authBox) challenge() *AuthRequiredError {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
 // wrap returns the recorded challenge in place of the transport's error.
 func (b *authBox) wrap(err error) error {
 	if err == nil {

@@ -70,7 +70,8 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *
 			}
 			if srv.Capabilities.Sampling {
 				opts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-					return askSampling(ctx, held, req.Params)
+					id, _ := req.Params.Meta[wireKey].(string)
+					return askSampling(ctx, held, w, id, req.Params)
 				}
 			}
 			if srv.Capabilities.Roots {
@@ -409,10 +410,16 @@ func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, 
 // askSampling asks a person for a handshake-era server's sampling request
 // and turns the answer into the result the server gets. A declined request
 // is the JSON-RPC error that revision specifies for a rejected one.
-func askSampling(ctx context.Context, held *Held, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	params, err := json.Marshal(p)
-	if err != nil {
-		return nil, err
+//
+// The person sees the params as the server sent them, kept by the wire
+// under the request's id, and an accepted reply goes back as given.
+func askSampling(ctx context.Context, held *Held, w *wire, id string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	params := w.params(id)
+	if params == nil {
+		var err error
+		if params, err = json.Marshal(p); err != nil {
+			return nil, err
+		}
 	}
 	raw, err := held.Ask(ctx, Question{Key: "sampling", Method: "sampling/createMessage", Kind: KindSampling, Params: params})
 	if err != nil {
@@ -427,6 +434,9 @@ func askSampling(ctx context.Context, held *Held, p *mcp.CreateMessageParams) (*
 	var res mcp.CreateMessageResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, err
+	}
+	if id != "" {
+		w.answer(id, raw)
 	}
 	return &res, nil
 }
@@ -450,6 +460,14 @@ type mcpWireError = jsonrpc.Error
 // wrap is wrapSDK, but a request the server refused with an HTTP status is
 // reported with that status and the server's own message.
 func (w *wire) wrap(ctx context.Context, err error) error {
+	if err != nil && w.auth != nil {
+		// A request the server refused for want of a sign-in (or of
+		// scopes), wherever in the session it was: tools/list after an
+		// open initialize, or a call on a held session.
+		if ae := w.auth.challenge(); ae != nil {
+			return ae
+		}
+	}
 	var we *mcpWireError
 	if errors.As(err, &we) && we.Code != codeRejectedByTransport {
 		return &ServerError{Code: we.Code, Message: we.Message}

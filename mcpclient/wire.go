@@ -24,6 +24,8 @@ import (
 //     asked. The raw params are kept here, by the server's request id; the
 //     SDK is handed the request without its schema (which it allows), and
 //     our answer goes back byte for byte instead of the SDK's re-encoding.
+//     A sampling request's params are kept the same way (the SDK would
+//     re-encode them in its own key order), and handed on whole.
 type wire struct {
 	base http.RoundTripper
 	held bool     // rewrite elicitations (held sessions only)
@@ -31,7 +33,7 @@ type wire struct {
 
 	mu      sync.Mutex
 	refused *HTTPError
-	asked   map[string]json.RawMessage // raw elicitation params, by request id
+	asked   map[string]json.RawMessage // raw elicitation and sampling params, by request id
 	answers map[string]json.RawMessage // our raw answers, by request id
 }
 
@@ -180,16 +182,17 @@ func (w *wire) ourAnswer(req *http.Request) ([]byte, bool) {
 	return out, true
 }
 
-// seen looks at one message from the server. An elicitation/create request
-// in form mode is kept raw and handed on without its schema, marked with
-// its id; anything else passes unchanged.
+// seen looks at one message from the server. An elicitation/create or
+// sampling/createMessage request is kept raw and handed on marked with its
+// id (a form elicitation without its schema); anything else passes
+// unchanged.
 func (w *wire) seen(data []byte) []byte {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(data, &msg) != nil || msg.Method != "elicitation/create" || msg.ID == nil {
+	if json.Unmarshal(data, &msg) != nil || msg.ID == nil || (msg.Method != "elicitation/create" && msg.Method != "sampling/createMessage") {
 		return data
 	}
 	var params map[string]json.RawMessage
@@ -202,7 +205,7 @@ func (w *wire) seen(data []byte) []byte {
 	w.mu.Unlock()
 	var mode string
 	_ = json.Unmarshal(params["mode"], &mode)
-	if mode == "" || mode == "form" {
+	if msg.Method == "elicitation/create" && (mode == "" || mode == "form") {
 		delete(params, "requestedSchema")
 	}
 	meta := map[string]json.RawMessage{}

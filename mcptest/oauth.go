@@ -34,11 +34,17 @@ type AuthServer struct {
 	WrongIss  bool                // send another issuer's iss back
 	OIDCOnly  bool                // publish only OpenID Connect discovery
 	NoIss     bool                // neither send iss nor advertise it
+	CIMD      bool                // take Client ID Metadata Documents (URL client ids)
 	clients   map[string][]string // client id → redirect URIs
 	codes     map[string]*grant
 	access    map[string]*grant
 	refresh   map[string]*grant
 	Refreshes int // refresh grants served
+	// Foreign counts token requests carrying a refresh token or code this
+	// server never issued: another server's, sent to the wrong place.
+	Foreign int
+	// Documents are the Client ID Metadata Documents fetched, by URL.
+	Documents map[string]map[string]any
 }
 
 type grant struct {
@@ -50,7 +56,7 @@ type grant struct {
 // NewAuthServer starts an authorization server for the test.
 func NewAuthServer(tb testing.TB) *AuthServer {
 	as := &AuthServer{TokenTTL: time.Hour, clients: map[string][]string{}, codes: map[string]*grant{},
-		access: map[string]*grant{}, refresh: map[string]*grant{}}
+		access: map[string]*grant{}, refresh: map[string]*grant{}, Documents: map[string]map[string]any{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", as.metadata(false))
 	mux.HandleFunc("GET /.well-known/openid-configuration", as.metadata(true))
@@ -100,7 +106,7 @@ func oauthError(w http.ResponseWriter, code, desc string) {
 func (as *AuthServer) metadata(oidc bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		as.mu.Lock()
-		oidcOnly, noIss := as.OIDCOnly, as.NoIss
+		oidcOnly, noIss, cimd := as.OIDCOnly, as.NoIss, as.CIMD
 		as.mu.Unlock()
 		if !oidc && oidcOnly {
 			http.NotFound(w, r)
@@ -116,7 +122,7 @@ func (as *AuthServer) metadata(oidc bool) http.HandlerFunc {
 			"code_challenge_methods_supported":               []string{"S256"},
 			"token_endpoint_auth_methods_supported":          []string{"none"},
 			"scopes_supported":                               []string{"mcp:tools", "mcp:admin", "offline_access"},
-			"client_id_metadata_document_supported":          false,
+			"client_id_metadata_document_supported":          cimd,
 			"authorization_response_iss_parameter_supported": !noIss,
 		})
 	}
@@ -126,9 +132,15 @@ func (as *AuthServer) register(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RedirectURIs []string `json:"redirect_uris"`
 		AuthMethod   string   `json:"token_endpoint_auth_method"`
+		AppType      string   `json:"application_type"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.RedirectURIs) == 0 {
 		oauthError(w, "invalid_client_metadata", "redirect_uris is required")
+		return
+	}
+	if req.AppType != "web" && req.AppType != "native" {
+		// MCP asks clients to say which they are (SEP-837).
+		oauthError(w, "invalid_client_metadata", "application_type must be web or native")
 		return
 	}
 	id := "client-" + random()
@@ -142,9 +154,21 @@ func (as *AuthServer) register(w http.ResponseWriter, r *http.Request) {
 // authorize approves at once, as a person who signs in and agrees would.
 func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	doc := as.fetchDocument(q.Get("client_id"))
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	redirects, known := as.clients[q.Get("client_id")]
+	if doc != nil {
+		known = true
+		redirects = nil
+		if uris, ok := doc["redirect_uris"].([]any); ok {
+			for _, u := range uris {
+				if s, ok := u.(string); ok {
+					redirects = append(redirects, s)
+				}
+			}
+		}
+	}
 	switch {
 	case !known:
 		http.Error(w, "unknown client_id", http.StatusBadRequest)
@@ -179,6 +203,42 @@ func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, back.String(), http.StatusFound)
 }
 
+// fetchDocument reads a Client ID Metadata Document when client id is an
+// https (or, for tests, loopback http) URL and the server takes them. The
+// document must name itself as client_id, as the draft requires; anything
+// else is no document.
+func (as *AuthServer) fetchDocument(clientID string) map[string]any {
+	as.mu.Lock()
+	cimd := as.CIMD
+	as.mu.Unlock()
+	u, err := url.Parse(clientID)
+	if !cimd || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Path == "" {
+		return nil
+	}
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(clientID)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&doc) != nil ||
+		doc["client_id"] != clientID {
+		return nil
+	}
+	as.mu.Lock()
+	as.Documents[clientID] = doc
+	as.mu.Unlock()
+	return doc
+}
+
+// Counts says how many refresh grants were served, and how many token
+// requests carried a code or refresh token this server never issued.
+func (as *AuthServer) Counts() (refreshes, foreign int) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.Refreshes, as.Foreign
+}
+
 func (as *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, "invalid_request", "bad form")
@@ -191,6 +251,9 @@ func (as *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	switch f.Get("grant_type") {
 	case "authorization_code":
 		g = as.codes[f.Get("code")]
+		if g == nil {
+			as.Foreign++
+		}
 		if g == nil || g.used {
 			oauthError(w, "invalid_grant", "the code is unknown or was already used")
 			return
@@ -207,6 +270,9 @@ func (as *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 		}
 	case "refresh_token":
 		g = as.refresh[f.Get("refresh_token")]
+		if g == nil {
+			as.Foreign++
+		}
 		if g == nil || f.Get("client_id") != g.clientID {
 			oauthError(w, "invalid_grant", "unknown refresh token")
 			return
@@ -252,18 +318,32 @@ func (as *AuthServer) Check(token, resource string) (scopes []string, ok bool) {
 // stepUp is called without the extra scope mcp:admin. It returns the MCP
 // endpoint's URL.
 func Protect(tb testing.TB, as *AuthServer, inner http.Handler, scope string, stepUp ...string) string {
+	u, _ := ProtectMovable(tb, as, inner, scope, stepUp...)
+	return u
+}
+
+// ProtectMovable is Protect, and a function that moves the server to
+// another authorization server: its metadata names the new one, and only
+// the new one's tokens are taken from then on.
+func ProtectMovable(tb testing.TB, as *AuthServer, inner http.Handler, scope string, stepUp ...string) (string, func(to *AuthServer)) {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	tb.Cleanup(srv.Close)
+	var mu sync.Mutex
+	current := func() *AuthServer {
+		mu.Lock()
+		defer mu.Unlock()
+		return as
+	}
 	resource := srv.URL + "/mcp"
 	prm := srv.URL + "/.well-known/oauth-protected-resource/mcp"
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		asJSON(w, http.StatusOK, map[string]any{"resource": resource, "authorization_servers": []string{as.URL},
+		asJSON(w, http.StatusOK, map[string]any{"resource": resource, "authorization_servers": []string{current().URL},
 			"scopes_supported": []string{scope}, "bearer_methods_supported": []string{"header"}})
 	})
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		scopes, ok := as.Check(token, resource)
+		scopes, ok := current().Check(token, resource)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+prm+`", scope="`+scope+`"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -282,5 +362,9 @@ func Protect(tb testing.TB, as *AuthServer, inner http.Handler, scope string, st
 		}
 		inner.ServeHTTP(w, r)
 	})
-	return resource
+	return resource, func(to *AuthServer) {
+		mu.Lock()
+		as = to
+		mu.Unlock()
+	}
 }

@@ -428,6 +428,18 @@ func (f *Fake) fastmcpRound(tool string, answers map[string]json.RawMessage, sta
 		_, n := answered(answers["travellers"], "value")
 		_, cabin := answered(answers["cabin"], "value")
 		return fastmcpResult("Booked "+n+" to "+dest+", "+cabin, false)
+	case "seed_types_modern":
+		// The dataclass kind: a round (fact 6 of the recordings' README)
+		// carrying the dataclass schema FastMCP writes (fact 13).
+		if answers == nil {
+			return inputRequired(`{"user_info":`+formAsk("Please provide your information", sessionTools["collect_user_info"].schema)+`}`, "")
+		}
+		action, name := answered(answers["user_info"], "name")
+		if action != "accept" {
+			return fastmcpResult("Information not provided", false)
+		}
+		_, age := answered(answers["user_info"], "age")
+		return fastmcpResult("Hello "+name+", you are "+age+" years old", false)
 	case "get_user_name", "collect_user_info", "select_tags":
 		return fastmcpResult("elicitation via server-initiated requests is unavailable on 2026-07-28 connections.", true)
 	}

@@ -164,6 +164,24 @@ func TestFastMCPAuto(t *testing.T) {
 	if strings.Join(keys, ",") != "destination,travellers,cabin" {
 		t.Errorf("the page shows the questions as %v", keys)
 	}
+
+	// A dataclass in a 2026-07-28 round, answered through the page's form
+	// on the other instance: its fields reach the server in the schema's
+	// order, the integer as a number.
+	info := c.startWith(a.URL, `{"server":"demo","tool":"seed_types_modern","arguments":{"kind":"dataclass"}}`)
+	c.waitFor(b.URL, info.ID, 10*time.Second, roundIs(1))
+	if !strings.Contains(string(c.rawCall(b.URL, info.ID).Round.InputRequests), `"properties":{"name":{"title":"Name","type":"string"},"age":{"title":"Age","type":"integer"}}`) {
+		t.Errorf("the dataclass's schema not as the server sent it")
+	}
+	if status, body := c.post(b.URL+"/calls/"+info.ID+"/rounds/1", url.Values{"q0$action": {"accept"}, "q0.age": {"36"}, "q0.name": {"Ada"}}); status != http.StatusSeeOther {
+		t.Fatalf("answer the form: %d %s", status, body)
+	}
+	if done := c.waitFor(a.URL, info.ID, 10*time.Second, isDone); resultText(t, done.Result) != "Hello Ada, you are 36 years old" {
+		t.Errorf("dataclass call = %+v", done)
+	}
+	if body := lastToolsCall(fake, "seed_types_modern"); !strings.Contains(body, `"inputResponses":{"user_info":{"action":"accept","content":{"name":"Ada","age":36}}}`) {
+		t.Errorf("the answer reached the server as %s, want name before age", body)
+	}
 	noViolations(t, fake)
 }
 

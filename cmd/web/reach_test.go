@@ -409,9 +409,35 @@ func TestAssigneeMailedAndWebhooks(t *testing.T) {
 	if got := page.Find(`[data-testid="answered-by"]`).Map(func(_ int, s *goquery.Selection) string { return s.Text() }); strings.Join(got, " ") != "ada carol" {
 		t.Errorf("answered-by on the caller's page: %q", got)
 	}
-	audit := admin.page(a.URL + "/admin/audit?action=admin.call.reassigned")
-	if !strings.Contains(audit.Text(), call.ID) {
-		t.Errorf("the reassignment is not in the audit log")
+	// The audit log has the call's start, its reassignment and each
+	// answer, who did it and for whom.
+	audit := admin.page(a.URL + "/admin/audit?target=" + call.ID)
+	var trail []string
+	audit.Find(`tr[data-testid="audit-row"]`).Each(func(_ int, row *goquery.Selection) {
+		cells := row.Find("td").Map(func(_ int, s *goquery.Selection) string { return strings.TrimSpace(s.Text()) })
+		trail = append([]string{cells[2] + " by " + cells[1] + " " + cells[4]}, trail...) // oldest first
+	})
+	want := []struct{ action, actor, assignee string }{
+		{"call.started", "admin", `"assignee": "ada"`},
+		{"round.answered", "ada", `"assignee": "ada"`},
+		{"admin.call.reassigned", "admin", `carol`},
+		{"round.answered", "carol", `"assignee": "carol"`},
+	}
+	var got []string
+	for _, line := range trail {
+		if !strings.HasPrefix(line, "call.started") && !strings.HasPrefix(line, "round.") && !strings.HasPrefix(line, "admin.call.") {
+			continue
+		}
+		got = append(got, line)
+	}
+	if len(got) != len(want) {
+		t.Errorf("the call's audit trail is %q, want %d entries: start, answer, reassignment, answer", got, len(want))
+	} else {
+		for i, w := range want {
+			if !strings.HasPrefix(got[i], w.action+" by "+w.actor+" ") || !strings.Contains(got[i], w.assignee) {
+				t.Errorf("audit entry %d = %q, want %s by %s naming %s", i, got[i], w.action, w.actor, w.assignee)
+			}
+		}
 	}
 	if got := page.Find(`[data-testid="delivery"]`).Length(); got != 3 {
 		t.Errorf("the delivery log lists %d events, want 3", got)
@@ -504,6 +530,10 @@ func TestTeamRoundAnsweredOnce(t *testing.T) {
 	}
 	if n := watch.count(); n != 1 {
 		t.Errorf("the server got %d retries, want 1", n)
+	}
+	// bob, whichever of the two he was, sees on the call page who answered.
+	if got := strings.TrimSpace(bob.page(b.URL + "/calls/" + call.ID).Find(`[data-testid="answered-by"]`).Text()); got != winner {
+		t.Errorf("bob's call page says the round was answered by %q, want %s", got, winner)
 	}
 	time.Sleep(time.Second)
 	for _, addr := range []string{"ada@example.com", "bob@example.com"} {

@@ -15,8 +15,9 @@ import (
 // TestBrowserPythonServers walks FastMCP 4's tools in headless Chromium at
 // laptop and phone widths, over two instances (each call started on A and
 // answered on B): a batched 2026-07-28 round shows its questions in the
-// server's order, its untitled lone value labelled by the question, and its
-// answers reach the server in that order; a ctx.elicit tool fails under
+// server's order, its untitled lone value labelled by the question, its
+// default chosen, and its answers reach the server in that order; so do a
+// dataclass's fields in a 2026-07-28 round; a ctx.elicit tool fails under
 // auto, its page says it asks over a 2025-11-25 session, and the button
 // starts it again that way; the held round shows the dataclass's fields in
 // the server's order and the answer goes back in it; the tool's next call
@@ -102,6 +103,28 @@ func TestBrowserPythonServers(t *testing.T) {
 			waitResult("Booked 2 to Porto, first")
 			if body := lastToolsCall(fake, "book_trip_batched"); !inOrder(body, `"inputResponses":{"destination":`, `"travellers":`, `"cabin":`) {
 				t.Errorf("answers reached the server as %s, want destination, travellers, cabin", body)
+			}
+
+			// A dataclass in a 2026-07-28 round: its fields in the
+			// server's order, and back in it.
+			j.within("start seed_types_modern",
+				chromedp.Navigate(a.URL+"/servers/"+server+"/tools/seed_types_modern"),
+				chromedp.SetValue(chromedp.CSS(`form[action$="/tools/seed_types_modern"] input[type="text"]`), "dataclass"),
+				chromedp.Click(chromedp.CSS(`button[data-testid="start"]`)),
+			)
+			waitRound("the dataclass round")
+			if got := evaluate[string](j, "field order", `[...document.querySelectorAll('form[data-testid="round-form"] [name^="q0."]')].map(f => f.name).join()`); got != "q0.name,q0.age" {
+				t.Errorf("the 2026-07-28 round's fields in order %s, want q0.name,q0.age", got)
+			}
+			onB()
+			j.within("answer the dataclass on B",
+				chromedp.SendKeys(chromedp.CSS(`[name="q0.name"]`), "Grace"),
+				chromedp.SetValue(chromedp.CSS(`[name="q0.age"]`), "85"),
+				chromedp.Click(chromedp.CSS(`button[data-testid="submit-round"]`)),
+			)
+			waitResult("Hello Grace, you are 85 years old")
+			if body := lastToolsCall(fake, "seed_types_modern"); !strings.Contains(body, `"content":{"name":"Grace","age":85}`) {
+				t.Errorf("the answer reached the server as %s, want name before age", body)
 			}
 
 			// A ctx.elicit tool under auto: the call says it asks over a

@@ -22,6 +22,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/emersion/go-smtp"
+	"github.com/jackc/pgx/v5"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -668,3 +669,68 @@ func TestHeldRoundReachesAssignee(t *testing.T) {
 
 // first is a response's status, without its body.
 func first(status int, _ []byte) int { return status }
+
+// TestReminderOnlyWhileWaiting: a round answered before a quarter of its
+// time is left gets no reminder; the next round, left waiting, gets one,
+// once, with two instances running.
+func TestReminderOnlyWhileWaiting(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	mb := newMailbox(t)
+	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "ROUND_TTL": "20s"})
+	a := startInstance(t, db, env, nil)
+	b := startInstance(t, db, env, nil)
+	addPeople(t, db)
+	admin, ada := newClient(t, db), person(t, db, "ada")
+	status, body := admin.do("POST", a.URL+"/api/v1/calls", "application/json",
+		`{"server":"demo","tool":"book_flight","arguments":{},"assignee":"ada"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	var call apiCall
+	_ = json.Unmarshal(body, &call)
+	ada.waitFor(b.URL, call.ID, 10*time.Second, roundIs(1))
+	if status, body := ada.answer(b.URL, call.ID, 1, tripAnswers); status != http.StatusAccepted {
+		t.Fatalf("ada answers round 1: %d %s", status, body)
+	}
+	ada.waitFor(a.URL, call.ID, 10*time.Second, roundIs(2))
+
+	conn, err := pgx.Connect(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	// Each round's reminder is due 15 s after it started; wait until both
+	// jobs have run, on whichever instance.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var done int
+		if err := conn.QueryRow(context.Background(), `select count(*) from river_job where kind = 'round_mail'
+			and args->>'call_id' = $1 and args->>'mail' = 'reminder' and state = 'completed'`, call.ID).Scan(&done); err != nil {
+			t.Fatal(err)
+		}
+		if done == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the two reminder jobs ran within a minute", done)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var reminders, waiting int
+	for _, m := range mb.to("ada@example.com") {
+		if strings.HasPrefix(m.Subject, "Reminder: ") {
+			reminders++
+		} else {
+			waiting++
+		}
+	}
+	if waiting != 2 || reminders != 1 {
+		t.Errorf("ada got %d mails about waiting rounds and %d reminders; want 2 and 1 (round 2's only)", waiting, reminders)
+	}
+	var remindedSeq int
+	if err := conn.QueryRow(context.Background(), `select seq from round_mails where call_id = $1 and kind = 'reminder'`,
+		call.ID).Scan(&remindedSeq); err != nil || remindedSeq != 2 {
+		t.Errorf("the reminder sent was about round %d (%v), want round 2", remindedSeq, err)
+	}
+}

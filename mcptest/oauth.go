@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -35,6 +36,7 @@ type AuthServer struct {
 	OIDCOnly  bool                // publish only OpenID Connect discovery
 	NoIss     bool                // neither send iss nor advertise it
 	CIMD      bool                // take Client ID Metadata Documents (URL client ids)
+	Consent   bool                // show a sign-in page instead of approving at once
 	clients   map[string][]string // client id → redirect URIs
 	codes     map[string]*grant
 	access    map[string]*grant
@@ -62,6 +64,7 @@ func NewAuthServer(tb testing.TB) *AuthServer {
 	mux.HandleFunc("GET /.well-known/openid-configuration", as.metadata(true))
 	mux.HandleFunc("POST /register", as.register)
 	mux.HandleFunc("GET /authorize", as.authorize)
+	mux.HandleFunc("POST /authorize", as.authorize)
 	mux.HandleFunc("POST /token", as.token)
 	as.srv = httptest.NewServer(mux)
 	as.URL = as.srv.URL
@@ -151,9 +154,24 @@ func (as *AuthServer) register(w http.ResponseWriter, r *http.Request) {
 		"token_endpoint_auth_method": "none"})
 }
 
-// authorize approves at once, as a person who signs in and agrees would.
+// authorize approves at once, as a person who signs in and agrees would;
+// with Consent set, it shows a sign-in page first whose form comes back
+// here by POST, with a name.
 func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	as.mu.Lock()
+	consent := as.Consent
+	as.mu.Unlock()
+	if r.Method == http.MethodPost {
+		if err := r.ParseForm(); err != nil || r.PostForm.Get("username") == "" {
+			http.Error(w, "sign in with a name", http.StatusBadRequest)
+			return
+		}
+		q = r.PostForm
+	} else if consent {
+		consentPage(w, q)
+		return
+	}
 	doc := as.fetchDocument(q.Get("client_id"))
 	as.mu.Lock()
 	defer as.mu.Unlock()
@@ -201,6 +219,24 @@ func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	back.RawQuery = v.Encode()
 	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+// consentPage is the authorization server's sign-in page: a name and an
+// Allow button, the request's parameters carried along.
+func consentPage(w http.ResponseWriter, q url.Values) {
+	var b strings.Builder
+	b.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title>` +
+		`<meta name="viewport" content="width=device-width, initial-scale=1"></head><body><main>` +
+		`<h1>Sign in to the authorization server</h1><form method="post" action="/authorize">`)
+	for k, vs := range q {
+		for _, v := range vs {
+			b.WriteString(`<input type="hidden" name="` + html.EscapeString(k) + `" value="` + html.EscapeString(v) + `">`)
+		}
+	}
+	b.WriteString(`<label for="username">Name</label> <input id="username" name="username" autocomplete="username" required>` +
+		` <button type="submit" id="allow">Sign in and allow</button></form></main></body></html>`)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = io.WriteString(w, b.String())
 }
 
 // fetchDocument reads a Client ID Metadata Document when client id is an

@@ -113,6 +113,13 @@ func (c *Client) Discover(ctx context.Context, serverURL, resourceMetadata strin
 			break
 		}
 	}
+	if prm == nil && resourceMetadata == "" {
+		// No metadata anywhere: a server of revision 2025-03-26, whose
+		// origin is its authorization server.
+		if t, err := c.legacy(ctx, u, resource); err == nil {
+			return t, nil
+		}
+	}
 	if prm == nil {
 		return nil, fail("The server's sign-in details (its protected resource metadata) could not be read: %v", lastErr)
 	}
@@ -125,6 +132,26 @@ func (c *Client) Discover(ctx context.Context, serverURL, resourceMetadata strin
 		return nil, err
 	}
 	return &Target{Resource: prm.Resource, ScopesSupported: prm.ScopesSupported, AS: as}, nil
+}
+
+// legacy is discovery as revision 2025-03-26 had it: the server's origin
+// is the authorization server, its RFC 8414 metadata at the origin's
+// well-known location, or without any, the default endpoints /authorize,
+// /token and /register there. Everything stays on the server's own origin.
+func (c *Client) legacy(ctx context.Context, server *url.URL, resource string) (*Target, error) {
+	origin := server.Scheme + "://" + server.Host
+	asm, err := oauthex.GetAuthServerMeta(ctx, origin+"/.well-known/oauth-authorization-server", origin, c.HTTP)
+	if err != nil {
+		return nil, err
+	}
+	if asm == nil {
+		asm = &oauthex.AuthServerMeta{Issuer: origin, AuthorizationEndpoint: origin + "/authorize",
+			TokenEndpoint: origin + "/token", RegistrationEndpoint: origin + "/register",
+			CodeChallengeMethodsSupported: []string{"S256"}}
+	} else if !slices.Contains(asm.CodeChallengeMethodsSupported, "S256") {
+		return nil, fail("The authorization server %s does not offer PKCE with S256, which MCP requires.", origin)
+	}
+	return &Target{Resource: resource, AS: asm}, nil
 }
 
 // authServer reads an authorization server's metadata from the well-known

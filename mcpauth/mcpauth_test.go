@@ -141,3 +141,37 @@ func TestClientIDMetadataDocument(t *testing.T) {
 		t.Fatalf("document the authorization server read: %v", doc)
 	}
 }
+
+// TestLegacyDiscovery: a server of revision 2025-03-26 publishes no
+// resource metadata; its origin is its authorization server, found by its
+// RFC 8414 metadata or, without any, at the default endpoints. Either way
+// the flow goes through and the token is good for the server.
+func TestLegacyDiscovery(t *testing.T) {
+	for _, silent := range []bool{false, true} {
+		as := mcptest.NewAuthServer(t)
+		as.Set(func(as *mcptest.AuthServer) { as.Silent = silent })
+		c := &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(5 * time.Second), PublicURL: "http://127.0.0.1:1"}
+		ctx := context.Background()
+		target, err := c.Discover(ctx, as.URL+"/mcp", "")
+		if err != nil {
+			t.Fatalf("silent=%v: %v", silent, err)
+		}
+		if target.Resource != as.URL+"/mcp" || target.AS.Issuer != as.URL || target.AS.TokenEndpoint != as.URL+"/token" ||
+			target.AS.AuthorizationResponseIssParameterSupported == silent {
+			t.Fatalf("silent=%v: target %s at %+v", silent, target.Resource, target.AS)
+		}
+		reg, err := c.Register(ctx, target, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		verifier := oauth2.GenerateVerifier()
+		code := authorizeCode(t, c, target, *reg, verifier)
+		toks, err := c.Exchange(ctx, target.AS.TokenEndpoint, *reg, code, verifier, target.Resource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := as.Check(toks.Access, as.URL+"/mcp"); !ok {
+			t.Fatalf("silent=%v: the token is not good for the server", silent)
+		}
+	}
+}

@@ -37,6 +37,7 @@ type AuthServer struct {
 	NoIss     bool                // neither send iss nor advertise it
 	CIMD      bool                // take Client ID Metadata Documents (URL client ids)
 	Consent   bool                // show a sign-in page instead of approving at once
+	Silent    bool                // publish no metadata at all (revision 2025-03-26's defaults)
 	clients   map[string][]string // client id → redirect URIs
 	codes     map[string]*grant
 	access    map[string]*grant
@@ -109,9 +110,9 @@ func oauthError(w http.ResponseWriter, code, desc string) {
 func (as *AuthServer) metadata(oidc bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		as.mu.Lock()
-		oidcOnly, noIss, cimd := as.OIDCOnly, as.NoIss, as.CIMD
+		oidcOnly, noIss, cimd, silent := as.OIDCOnly, as.NoIss, as.CIMD, as.Silent
 		as.mu.Unlock()
-		if !oidc && oidcOnly {
+		if (!oidc && oidcOnly) || silent {
 			http.NotFound(w, r)
 			return
 		}

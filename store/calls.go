@@ -398,6 +398,37 @@ func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxIte
 	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
 }
 
+// SettledItem is a round that left a person's inbox lately, with how it
+// ended: answered, declined, cancelled or expired.
+type SettledItem struct {
+	CallID     string    `db:"call_id"`
+	Seq        int       `db:"seq"`
+	ServerName string    `db:"server_name"`
+	Target     string    `db:"target"`
+	Title      string    `db:"title"`
+	Outcome    string    `db:"outcome"`
+	AnsweredBy *string   `db:"answered_by"`
+	EndedAt    time.Time `db:"ended_at"`
+}
+
+// Settled lists the rounds that would have been in a person's inbox and
+// ended since, latest first.
+func (s *Store) Settled(ctx context.Context, person string, since time.Time, limit int) ([]SettledItem, error) {
+	rows, _ := s.pool.Query(ctx, `
+		select r.call_id::text as call_id, r.seq, s.name as server_name, c.target, c.title, r.outcome, r.answered_by, r.ended_at
+		from calls c
+		join rounds r on r.call_id = c.id
+		join servers s on s.id = c.server_id
+		where r.outcome is not null and r.ended_at >= $2
+		  and ((c.assignee is null and c.owner = $1)
+		       or c.assignee = any(array(select $1::text union all
+		                                 select 'team:' || t.name from teams t
+		                                 join team_members m on m.team_id = t.id join users u on u.id = m.user_id
+		                                 where u.name = $1)))
+		order by r.ended_at desc, r.call_id, r.seq desc limit $3`, person, since, limit)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[SettledItem])
+}
+
 // WaitingCount counts an owner's rounds waiting for an answer, as the inbox
 // lists them.
 func (s *Store) WaitingCount(ctx context.Context, owner string) (int, error) {

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -432,27 +433,94 @@ func (fd *Field) InputType() string {
 	return "text"
 }
 
-// Hint describes a multi-select's bounds, which no native attribute enforces.
+// Hint says a field's bounds in words: a number's range ("1 to 9."), a
+// text's length ("3 to 80 characters.") and how many of a multi-select's
+// choices to pick, which no native attribute enforces. It is empty when the
+// server's own description already says those numbers, so that the page
+// says it once.
 func (fd *Field) Hint() string {
-	if fd.Kind != KindCheckboxes {
+	var hint string
+	var said []string
+	switch fd.Kind {
+	case KindCheckboxes:
+		hint, said = countHint(fd.MinItems, fd.MaxItems, "Choose %d.", "Choose %d to %d.", "Choose at least %d.", "Choose at most %d.")
+	case KindNumber, KindInteger:
+		hint, said = rangeHint(fd.Min, fd.Max)
+	case KindText, KindTextarea, KindEmail, KindURL:
+		hint, said = countHint(fd.MinLength, fd.MaxLength, "Exactly %d characters.", "%d to %d characters.", "At least %d characters.", "Up to %d characters.")
+	}
+	if hint == "" || saysNumbers(fd.Help, said) {
 		return ""
 	}
-	lo, hi := 0, -1
-	if fd.MinItems != nil {
-		lo = *fd.MinItems
+	return hint
+}
+
+// Counted reports whether the field's length is limited, so that the page
+// counts its characters as they are typed.
+func (fd *Field) Counted() bool {
+	switch fd.Kind {
+	case KindText, KindTextarea, KindEmail, KindURL:
+		return fd.MinLength != nil || fd.MaxLength != nil
 	}
-	if fd.MaxItems != nil {
-		hi = *fd.MaxItems
-	}
+	return false
+}
+
+// CounterID is the id of the character counter of a counted field.
+func (fd *Field) CounterID() string { return fd.ID + "-count" }
+
+// countHint words a count between lo and hi, either of which may be absent.
+func countHint(lo, hi *int, exactly, between, atLeast, atMost string) (string, []string) {
 	switch {
-	case lo > 0 && hi >= 0 && lo == hi:
-		return fmt.Sprintf("Choose %d.", lo)
-	case lo > 0 && hi >= 0:
-		return fmt.Sprintf("Choose %d to %d.", lo, hi)
-	case lo > 0:
-		return fmt.Sprintf("Choose at least %d.", lo)
-	case hi >= 0:
-		return fmt.Sprintf("Choose at most %d.", hi)
+	case lo != nil && *lo > 0 && hi != nil && *lo == *hi:
+		return fmt.Sprintf(exactly, *lo), []string{strconv.Itoa(*lo)}
+	case lo != nil && *lo > 0 && hi != nil:
+		return fmt.Sprintf(between, *lo, *hi), []string{strconv.Itoa(*lo), strconv.Itoa(*hi)}
+	case lo != nil && *lo > 0:
+		return fmt.Sprintf(atLeast, *lo), []string{strconv.Itoa(*lo)}
+	case hi != nil:
+		return fmt.Sprintf(atMost, *hi), []string{strconv.Itoa(*hi)}
 	}
-	return ""
+	return "", nil
+}
+
+// rangeHint words a number's bounds, as the min and max attributes hold them.
+func rangeHint(lo, hi string) (string, []string) {
+	switch {
+	case lo != "" && hi != "":
+		return lo + " to " + hi + ".", []string{lo, hi}
+	case lo != "":
+		return "At least " + lo + ".", []string{lo}
+	case hi != "":
+		return "At most " + hi + ".", []string{hi}
+	}
+	return "", nil
+}
+
+// numberWords are the numbers a description may spell out.
+var numberWords = []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+	"eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"}
+
+// saysNumbers reports whether text mentions every one of nums, in digits
+// or, up to twenty, in words: "Pick one to three" says 1 and 3.
+func saysNumbers(text string, nums []string) bool {
+	if text == "" || len(nums) == 0 {
+		return false
+	}
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.'
+	}) {
+		words[strings.TrimRight(w, ".")] = true
+	}
+	for _, n := range nums {
+		n = strings.TrimPrefix(n, "-") // a range is written 1-9, and -5 as a word is 5
+		said := words[n]
+		if i, err := strconv.Atoi(n); err == nil && i >= 0 && i < len(numberWords) {
+			said = said || words[numberWords[i]]
+		}
+		if !said {
+			return false
+		}
+	}
+	return true
 }

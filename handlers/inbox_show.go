@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -11,7 +12,14 @@ import (
 	"github.com/mcp-rounds/rounds/views"
 )
 
-// inboxShow lists the rounds waiting on the person.
+// The inbox's Lately settled lists this many rounds, of this long ago at most.
+const (
+	settledShown = 10
+	settledFor   = 7 * 24 * time.Hour
+)
+
+// inboxShow lists the rounds waiting on the person, and those that left
+// the inbox lately with how they ended.
 func (h *Handler) inboxShow(c echo.Context) error {
 	items, err := h.store.Inbox(c.Request().Context(), h.person(c), 100)
 	if err != nil {
@@ -30,6 +38,20 @@ func (h *Handler) inboxShow(c echo.Context) error {
 			item.From = it.Owner
 		}
 		vm.Items = append(vm.Items, item)
+	}
+	settled, err := h.store.Settled(c.Request().Context(), h.person(c), time.Now().Add(-settledFor), settledShown)
+	if err != nil {
+		return err
+	}
+	for _, it := range settled {
+		s := views.SettledVM{
+			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: preview(cmp.Or(it.Title, it.Target), previewName),
+			Seq: it.Seq, Outcome: it.Outcome, Ended: it.EndedAt,
+		}
+		if it.AnsweredBy != nil && *it.AnsweredBy != h.person(c) {
+			s.AnsweredBy = *it.AnsweredBy
+		}
+		vm.Settled = append(vm.Settled, s)
 	}
 	return render(c, http.StatusOK, views.InboxPage(vm))
 }

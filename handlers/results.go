@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -11,12 +12,17 @@ import (
 	"github.com/mcp-rounds/rounds/views"
 )
 
-// Media types shown inline as data URLs. Anything else is described, never
-// rendered.
-var (
-	inlineImage = regexp.MustCompile(`^image/(png|jpeg|gif|webp|avif)$`)
-	inlineAudio = regexp.MustCompile(`^audio/(wav|x-wav|mpeg|mp3|ogg|webm|aac|flac)$`)
-)
+// Audio types played inline as data URLs. Anything else is described,
+// never rendered.
+var inlineAudio = regexp.MustCompile(`^audio/(wav|x-wav|mpeg|mp3|ogg|webm|aac|flac)$`)
+
+// previewImages are the image types shown inline: raster formats a browser
+// only draws. SVG, which may carry script and fetch, is never among them.
+var previewImages = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// previewMax is the largest image shown inline, decoded; a larger one is
+// described instead, so that one result cannot make a page of megabytes.
+const previewMax = 1 << 20
 
 type wireContent struct {
 	Type     string `json:"type"`
@@ -136,9 +142,7 @@ func contentVM(c wireContent) views.ContentVM {
 	b := views.ContentVM{Type: c.Type, Text: c.Text, MIMEType: c.MIMEType, URI: c.URI, Name: c.Name, Title: c.Title}
 	switch c.Type {
 	case "image":
-		if inlineImage.MatchString(c.MIMEType) && isBase64(c.Data) {
-			b.DataURL = "data:" + c.MIMEType + ";base64," + c.Data
-		}
+		b.DataURL, b.Size, b.Note = imagePreview(c.MIMEType, c.Data)
 	case "audio":
 		if inlineAudio.MatchString(c.MIMEType) && isBase64(c.Data) {
 			b.DataURL = "data:" + c.MIMEType + ";base64," + c.Data
@@ -158,6 +162,27 @@ func contentVM(c wireContent) views.ContentVM {
 		b.Text = string(raw)
 	}
 	return b
+}
+
+// imagePreview is the data: URL an image is shown from, with its size, or
+// why it is not shown. Only the raster types of previewImages, up to
+// previewMax, whose bytes are what the server says they are, are shown.
+func imagePreview(mimeType, data string) (dataURL, size, why string) {
+	if !previewImages[mimeType] {
+		return "", "", "only PNG, JPEG, GIF and WebP images are shown"
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil || len(raw) == 0 {
+		return "", "", "its data is not valid base64"
+	}
+	size = byteSize(len(raw))
+	if len(raw) > previewMax {
+		return "", size, "it is " + size + ", larger than the " + byteSize(previewMax) + " shown here"
+	}
+	if http.DetectContentType(raw) != mimeType {
+		return "", size, "its bytes are not a " + mimeType + " image"
+	}
+	return "data:" + mimeType + ";base64," + base64.StdEncoding.EncodeToString(raw), size, ""
 }
 
 func isBase64(s string) bool {

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +40,46 @@ func TestToolResultContent(t *testing.T) {
 		if b.DataURL != want.dataURL || b.Linkable != want.linkable || (want.text != "" && b.Text != want.text) {
 			t.Errorf("block %d = %+v, want %+v", i, b, want)
 		}
+	}
+}
+
+// TestImagePreview: only PNG, JPEG, GIF and WebP images whose bytes are
+// what the server says, up to previewMax, become data: URLs; anything else
+// says why it is not shown.
+func TestImagePreview(t *testing.T) {
+	b64 := base64.StdEncoding.EncodeToString
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	gif := []byte("GIF89a\x01\x00\x01\x00")
+	jpeg := []byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00")
+	webp := []byte("RIFF\x24\x00\x00\x00WEBPVP8 ")
+	big := append(append([]byte{}, png...), make([]byte, previewMax)...)
+	for _, tc := range []struct {
+		name, mime, data string
+		shown            bool
+		why              string
+	}{
+		{"PNG", "image/png", b64(png), true, ""},
+		{"GIF", "image/gif", b64(gif), true, ""},
+		{"JPEG", "image/jpeg", b64(jpeg), true, ""},
+		{"WebP", "image/webp", b64(webp), true, ""},
+		{"SVG", "image/svg+xml", b64([]byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`)), false, "only PNG, JPEG, GIF and WebP"},
+		{"AVIF", "image/avif", b64(png), false, "only PNG, JPEG, GIF and WebP"},
+		{"NotBase64", "image/png", "not base64!", false, "not valid base64"},
+		{"BytesOfAnotherType", "image/png", b64(gif), false, "not a image/png image"},
+		{"HTMLCalledPNG", "image/png", b64([]byte("<html><script>alert(1)</script>")), false, "not a image/png image"},
+		{"TooLarge", "image/png", b64(big), false, "larger than the 1.0 MiB shown here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, size, why := imagePreview(tc.mime, tc.data)
+			if tc.shown {
+				if url != "data:"+tc.mime+";base64,"+tc.data || why != "" || size == "" {
+					t.Errorf("imagePreview = %q, %q, %q; want it shown as a data: URL of %s", url, size, why, tc.mime)
+				}
+				return
+			}
+			if url != "" || !strings.Contains(why, tc.why) {
+				t.Errorf("imagePreview = %q, %q; want it not shown, because %q", url, why, tc.why)
+			}
+		})
 	}
 }

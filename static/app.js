@@ -207,6 +207,82 @@
     }
     titleCount();
   });
+
+  // --- Character counters and Copy buttons.
+
+  // A length-limited field counts its characters (as the server counts
+  // them: code points) as they are typed. The count is shown at once and
+  // said to screen readers once typing pauses.
+  function countText(el) {
+    var n = Array.from(el.value).length;
+    var min = el.minLength > 0 ? el.minLength : 0, max = el.maxLength >= 0 ? el.maxLength : -1;
+    var text = max >= 0 ? n + " of " + max + " characters" : plural(n, "character", "characters");
+    if (max >= 0 && n > max) { return text + ": " + (n - max) + " too many"; }
+    if (n < min) { return text + ", at least " + min; }
+    return text;
+  }
+  function counters(root) {
+    root.querySelectorAll("[data-counter-for]").forEach(function (box) {
+      var el = document.getElementById(box.getAttribute("data-counter-for"));
+      if (!el || box.dataset.counting) { return; }
+      box.dataset.counting = "1";
+      var live = root.querySelector('[data-counter-live="' + CSS.escape(el.id) + '"]');
+      var timer = 0;
+      var update = function () {
+        box.textContent = countText(el);
+        box.classList.toggle("counter-over", (el.maxLength >= 0 && Array.from(el.value).length > el.maxLength) ||
+          (el.value !== "" && Array.from(el.value).length < el.minLength));
+        clearTimeout(timer);
+        if (live) { timer = setTimeout(function () { live.textContent = box.textContent; }, 1000); }
+      };
+      el.addEventListener("input", update);
+      update();
+      if (live) { clearTimeout(timer); }
+      box.hidden = false;
+    });
+  }
+  // A Copy button copies the text of the element it names. Without
+  // JavaScript it stays hidden, and the text is there to select.
+  function copyButtons(root) {
+    root.querySelectorAll("button[data-copy]").forEach(function (b) {
+      if (b.dataset.copyReady) { return; }
+      b.dataset.copyReady = "1";
+      b.hidden = false;
+    });
+  }
+  function said(button, text) {
+    var note = button.parentNode.querySelector("[data-copy-status]");
+    if (note) { note.textContent = text; }
+    clearTimeout(button.roundsTimer);
+    button.roundsTimer = setTimeout(function () { if (note) { note.textContent = ""; } }, 4000);
+  }
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest && e.target.closest("button[data-copy]");
+    if (!button) { return; }
+    var source = document.getElementById(button.getAttribute("data-copy"));
+    if (!source) { return; }
+    var text = "value" in source && source.tagName !== "PRE" ? source.value : source.textContent;
+    var fallback = function () {
+      // Select the text, so the person can copy it themselves if the
+      // browser will not.
+      var range = document.createRange();
+      range.selectNodeContents(source);
+      var sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      var ok = false;
+      try { ok = document.execCommand("copy"); } catch (err) { ok = false; }
+      said(button, ok ? "Copied." : "Selected: press Ctrl+C (⌘+C) to copy.");
+    };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(text).then(function () { said(button, "Copied."); }, fallback);
+    } else {
+      fallback();
+    }
+  });
+  function extras() { counters(document); copyButtons(document); }
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", extras); } else { extras(); }
+  document.addEventListener("htmx:afterSettle", extras);
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", enhance); } else { enhance(); }
   document.addEventListener("htmx:afterSettle", enhance);
 })();

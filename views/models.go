@@ -213,9 +213,14 @@ type ContentVM struct {
 	Type     string
 	Text     string
 	MIMEType string
-	// DataURL is set for images and audio whose data checked out.
+	// DataURL is set for images and audio whose data checked out; Size is
+	// an image's size, Note why an image is not shown.
 	DataURL string
-	URI     string
+	Size    string
+	Note    string
+	// CopyID, when set, is the id of a text block with a Copy button.
+	CopyID string
+	URI    string
 	// Linkable is true only for http and https URIs.
 	Linkable bool
 	Name     string
@@ -224,7 +229,19 @@ type ContentVM struct {
 
 // InboxVM is the inbox page.
 type InboxVM struct {
-	Items []InboxItemVM
+	Items   []InboxItemVM
+	Settled []SettledVM
+}
+
+// SettledVM is a round that left the inbox lately, and how it ended.
+type SettledVM struct {
+	Href       string
+	Server     string
+	Target     string
+	Seq        int
+	Outcome    string // answered, declined, cancelled or expired
+	AnsweredBy string // set when someone else answered it
+	Ended      time.Time
 }
 
 // InboxItemVM is a pending round in the inbox.

@@ -134,8 +134,11 @@ func TestQuestionFieldsInputs(t *testing.T) {
 		if attr(in, "aria-describedby") != fd.HelpID() {
 			t.Fatalf("aria-describedby %q", attr(in, "aria-describedby"))
 		}
-		if got := strings.TrimSpace(doc.Find("#" + fd.HelpID()).Text()); got != `Say "hi" <b>bold</b>` {
-			t.Errorf("help text %q", got)
+		if got := strings.TrimSpace(doc.Find("#" + fd.HelpID()).Text()); got != `Say "hi" <b>bold</b> 3 to 20 characters.` {
+			t.Errorf("help text %q, want the server's description as text, then the length it allows", got)
+		}
+		if counter := doc.Find("#" + fd.CounterID()); counter.Length() != 1 || !counter.Is("[hidden]") {
+			t.Errorf("character counter: %d, want one, hidden until app.js counts", counter.Length())
 		}
 		if _, ok := doc.Find("#" + f.Fields[1].ID).Attr("aria-describedby"); ok {
 			t.Error("aria-describedby on a field with no help and no error")

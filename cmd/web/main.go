@@ -52,6 +52,12 @@ func main() {
 		return
 	}
 	if err := run(ctx, log); err != nil {
+		var nd *noDatabase
+		if errors.As(err, &nd) {
+			// A first run without Postgres: said in words, not as a log line.
+			fmt.Fprintln(os.Stderr, nd.Error())
+			os.Exit(1)
+		}
 		log.Error("exiting", "err", err)
 		os.Exit(1)
 	}
@@ -119,6 +125,9 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	began := time.Now()
 	log = slog.New(handlers.LogContext(log.Handler())) // request and call ids on every line
 	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		if nd := explainDatabase(cfg.DatabaseURL, err); nd != err {
+			return nil, nd
+		}
 		return nil, fmt.Errorf("database: %w", err)
 	}
 	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)

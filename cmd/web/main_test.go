@@ -12,10 +12,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,13 +26,8 @@ import (
 // own and kill it.
 func TestMain(m *testing.M) {
 	if os.Getenv("ROUNDS_TEST_INSTANCE") == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-		if err := run(ctx, log); err != nil {
-			log.Error("exiting", "err", err)
-			os.Exit(1)
-		}
+		os.Args = os.Args[:1] // the command's own path: no subcommand
+		main()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

@@ -252,6 +252,31 @@ func TestBrowserPersonPages(t *testing.T) {
 		if got := j.text(`h1 [data-testid="status"]`); got != "Cancelled" {
 			t.Errorf("call badge = %q, want Cancelled", got)
 		}
+		if got := j.text(`[data-testid="history-round"] [data-testid="round-status"]`); got != "Cancelled" {
+			t.Errorf("the round in the history = %q, want Cancelled", got)
+		}
+
+		// The inbox marks the rounds that left it with how they ended: the
+		// task just cancelled first, the flights declined earlier on.
+		j.do("open the inbox", chromedp.Navigate(inst.URL+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="inbox-settled"]`)))
+		settled := evaluate[[]string](j, "read the settled rounds", `[...document.querySelectorAll('[data-testid="settled-item"]')].map(li => li.innerText)`)
+		if len(settled) == 0 || !strings.HasPrefix(settled[0], "Cancelled") || !strings.Contains(settled[0], "Create a task") {
+			t.Errorf("inbox's settled rounds = %q, want Create a task first, marked Cancelled", settled)
+		}
+		declined := 0
+		for _, s := range settled {
+			if strings.HasPrefix(s, "Declined") && strings.Contains(s, "Book a flight") {
+				declined++
+			}
+			if strings.HasPrefix(s, "Complete") {
+				t.Errorf("inbox's settled round %q is marked Complete, want how the round ended", s)
+			}
+		}
+		if declined == 0 {
+			t.Errorf("inbox's settled rounds = %q, want the declined flights marked Declined", settled)
+		}
+		j.axe("the inbox")
+		j.fits("the inbox", 390)
 
 		// A new token is shown once, after a redirect: reloading makes no
 		// other and shows it no more.

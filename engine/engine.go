@@ -189,9 +189,11 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}},
 		Workers:      workers,
 		JobTimeout:   e.cfg.RequestTimeout,
-		// Jobs are fetched when their insert's notification arrives; a short
-		// cooldown keeps an answer's retry from waiting for the next fetch.
-		FetchCooldown:        5 * time.Millisecond,
+		// Jobs are fetched when their insert's notification arrives, on
+		// every instance. The first fetch after a quiet spell is immediate;
+		// under load the cooldown gathers the jobs inserted meanwhile into
+		// one fetch (a Postgres transaction each), rather than one per job.
+		FetchCooldown:        20 * time.Millisecond,
 		RescueStuckJobsAfter: e.cfg.RescueAfter,
 		Logger:               log.With("component", "river"),
 	})
@@ -332,12 +334,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		srv.Protocol = *c.Protocol
 	}
 	if c.Method == mcpclient.MethodCallTool {
-		// Arguments marked x-mcp-header travel as Mcp-Param-* headers too.
-		schema, err := e.store.ToolHeaderSchema(ctx, c.ServerID, c.Target)
-		if err != nil {
-			return err
-		}
-		if ph := mcpclient.ParamHeaders(schema, c.Arguments); ph != nil {
+		// Arguments marked x-mcp-header travel as Mcp-Param-* headers too
+		// (the schema was read with the call, in StartAttempt).
+		if ph := mcpclient.ParamHeaders(a.HeaderSchema, c.Arguments); ph != nil {
 			merged := srv.Header.Clone()
 			if merged == nil {
 				merged = http.Header{}
@@ -348,7 +347,7 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 			srv.Header = merged
 		}
 	}
-	token, renewable, err := e.accessToken(ctx, c.ServerID, c.Owner, "")
+	token, renewable, err := e.renewDue(ctx, a.Token, c.ServerID, c.Owner, "")
 	if err != nil {
 		return err
 	}

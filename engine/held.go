@@ -54,7 +54,7 @@ func (e *Engine) hold(ctx context.Context, jobID int64, c *store.Call, seq *int,
 	if *seq+1 > e.cfg.MaxRounds {
 		return cancel, nil
 	}
-	requests, err := json.Marshal(map[string]any{q.Key: map[string]any{"method": q.Method, "params": q.Params}})
+	requests, err := heldRequests(q)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +121,27 @@ func (e *Engine) hold(ctx context.Context, jobID int64, c *store.Call, seq *int,
 			}
 		}
 	}
+}
+
+// heldRequests is the round's inputRequests for a question asked on a
+// session, its params byte for byte as the server sent them (json.Marshal
+// would escape the server's &, < and > anew).
+func heldRequests(q mcpclient.Question) (json.RawMessage, error) {
+	if !json.Valid(q.Params) {
+		return nil, errors.New("the question's params are not JSON")
+	}
+	key, err := json.Marshal(q.Key)
+	if err != nil {
+		return nil, err
+	}
+	method, err := json.Marshal(q.Method)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(q.Params)+len(key)+len(method)+24)
+	out = append(append(append(out, '{'), key...), `:{"method":`...)
+	out = append(append(append(out, method...), `,"params":`...), q.Params...)
+	return append(out, "}}"...), nil
 }
 
 // keepAlive tells River's rescuer that job is being worked, until ctx ends:

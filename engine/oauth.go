@@ -39,6 +39,14 @@ func (e *Engine) accessToken(ctx context.Context, serverID int64, person, refuse
 	if err != nil {
 		return "", false, err
 	}
+	return e.renewDue(ctx, t, serverID, person, refused)
+}
+
+// renewDue is accessToken for a connection already read (nil for none).
+func (e *Engine) renewDue(ctx context.Context, t *store.OAuthToken, serverID int64, person, refused string) (token string, renewable bool, err error) {
+	if t == nil {
+		return "", false, nil
+	}
 	if refused != "" && t.Access != refused {
 		return t.Access, false, nil // renewed meanwhile
 	}

@@ -18,9 +18,15 @@ import (
 // callShow renders the call page: status, the current round's questions,
 // earlier rounds and the result.
 func (h *Handler) callShow(c echo.Context) error {
-	vm, err := h.callVM(c.Request().Context(), c.Param("id"), h.person(c))
+	ctx := c.Request().Context()
+	vm, _, waiting, err := h.callViewFor(ctx, c.Param("id"), h.person(c))
 	if err != nil {
 		return err
+	}
+	if u, ok := views.CurrentUser(ctx); ok {
+		// The navigation's count was read with the call, in its batch.
+		u.Waiting = func() int { return waiting }
+		c.SetRequest(c.Request().WithContext(views.WithUser(ctx, u)))
 	}
 	noPrefetch(c)
 	return render(c, http.StatusOK, views.CallPage(*vm))
@@ -131,14 +137,21 @@ func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM,
 // callView reads a call for its page, in one read, and returns the page's
 // view model and the call.
 func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *store.Call, error) {
-	call, rounds, draft, err := h.store.CallPage(ctx, id)
+	vm, call, _, err := h.callViewFor(ctx, id, "")
+	return vm, call, err
+}
+
+// callViewFor is callView that also counts, in the same read, the rounds
+// waiting for person (none counted for "").
+func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.CallVM, *store.Call, int, error) {
+	call, rounds, draft, waiting, err := h.store.CallPageWaiting(ctx, id, person)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	if ok, err := h.mayOpen(ctx, call); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	} else if !ok {
-		return nil, nil, notFoundErr("call")
+		return nil, nil, 0, notFoundErr("call")
 	}
 	href := "/calls/" + call.ID
 	vm := &views.CallVM{
@@ -149,7 +162,7 @@ func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *stor
 		Live: call.Status == store.CallQueued || call.Status == store.CallRunning,
 	}
 	if vm.Reach, err = h.reachVM(ctx, call); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	if call.Error != nil {
 		vm.Error = *call.Error
@@ -175,7 +188,7 @@ func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *stor
 			}
 			current, err := pendingRoundVM(ctx, call, r, prev, draft)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, 0, err
 			}
 			vm.Current = current
 			vm.WatchHref = watchHref(call.ID, r.Seq)
@@ -192,7 +205,7 @@ func (h *Handler) callView(ctx context.Context, id string) (*views.CallVM, *stor
 	if call.Status == store.CallComplete {
 		vm.Result = resultVM(call.Method, call.Result, href+"/contents/")
 	}
-	return vm, call, nil
+	return vm, call, waiting, nil
 }
 
 // pendingRoundVM builds the answer form of a pending round, filled in with

@@ -354,8 +354,18 @@ func (f *Fake) unseal(token *string) (string, bool) {
 	return payload.S, hmac.Equal(mac.Sum(nil), raw[:sha256.Size])
 }
 
+// pyString writes s as the Python servers' JSON does (pydantic): UTF-8 as
+// it is, and no escaping of &, < and > as Go's encoder does by default.
+func pyString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
 func fastmcpResult(text string, isError bool) []byte {
-	t, _ := json.Marshal(text)
+	t := pyString(text)
 	if isError {
 		return []byte(`{"content":[{"text":` + string(t) + `,"type":"text"}],"isError":true,"resultType":"complete",` + fastmcpMeta + `}`)
 	}
@@ -372,7 +382,7 @@ func inputRequired(requests string, state string) []byte {
 }
 
 func formAsk(message, schema string) string {
-	m, _ := json.Marshal(message)
+	m := pyString(message)
 	return `{"method":"elicitation/create","params":{"message":` + string(m) + `,"mode":"form","requestedSchema":` + schema + `}}`
 }
 
@@ -492,7 +502,7 @@ func (f *Fake) inSession(w http.ResponseWriter, r *http.Request, s *pySession, s
 	if p.Name == "delete_file" {
 		message = fmt.Sprintf(message, p.Arguments.Filename)
 	}
-	m, _ := json.Marshal(message)
+	m := pyString(message)
 	f.mu.Lock()
 	id := strconv.Itoa(s.nextID)
 	s.nextID++
@@ -528,14 +538,14 @@ func (f *Fake) sessionResult(tool, filename string, reply []byte) []byte {
 	}
 	_ = json.Unmarshal(reply, &resp)
 	text := func(t string) []byte {
-		q, _ := json.Marshal(t)
+		q := pyString(t)
 		if f.flavour == FastMCP4 {
 			return []byte(`{"_meta":{"fastmcp":{"wrap_result":true}},"content":[{"text":` + string(q) + `,"type":"text"}],"isError":false,"structuredContent":{"result":` + string(q) + `}}`)
 		}
 		return []byte(`{"content":[{"type":"text","text":` + string(q) + `}],"structuredContent":{"result":` + string(q) + `},"isError":false}`)
 	}
 	if resp.Error != nil {
-		q, _ := json.Marshal("Error calling tool '" + tool + "': " + resp.Error.Message)
+		q := pyString("Error calling tool '" + tool + "': " + resp.Error.Message)
 		return []byte(`{"content":[{"text":` + string(q) + `,"type":"text"}],"isError":true}`)
 	}
 	var a struct {

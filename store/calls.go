@@ -289,7 +289,19 @@ func (s *Store) CallAndRounds(ctx context.Context, id string, seq int) (*Call, [
 // round (nil when there is none), read together in one round trip and one
 // transaction (a batch).
 func (s *Store) CallPage(ctx context.Context, id string) (*Call, []Round, *Draft, error) {
+	call, rounds, draft, _, err := s.callPage(ctx, id, "")
+	return call, rounds, draft, err
+}
+
+// CallPageWaiting is CallPage with, in the same batch, the count of rounds
+// waiting for person (as WaitingCount) that the page's navigation shows.
+func (s *Store) CallPageWaiting(ctx context.Context, id, person string) (*Call, []Round, *Draft, int, error) {
+	return s.callPage(ctx, id, person)
+}
+
+func (s *Store) callPage(ctx context.Context, id, person string) (*Call, []Round, *Draft, int, error) {
 	b := &pgx.Batch{}
+	var waiting int
 	var call *Call
 	var rounds []Round
 	var draft *Draft
@@ -317,10 +329,13 @@ func (s *Store) CallPage(ctx context.Context, id string) (*Call, []Round, *Draft
 			}
 			return err
 		})
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, nil, nil, translate(err, "call")
+	if person != "" {
+		b.Queue(waitingCount, person).QueryRow(func(row pgx.Row) error { return row.Scan(&waiting) })
 	}
-	return call, rounds, draft, nil
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, nil, 0, translate(err, "call")
+	}
+	return call, rounds, draft, waiting, nil
 }
 
 // Rounds returns a call's rounds in order.
@@ -433,13 +448,14 @@ func (s *Store) Settled(ctx context.Context, person string, since time.Time, lim
 // lists them.
 func (s *Store) WaitingCount(ctx context.Context, owner string) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, `
-		select count(*) from calls c
-		join rounds r on r.call_id = c.id and r.seq = c.current_seq
-		where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()`,
-		owner).Scan(&n)
+	err := s.pool.QueryRow(ctx, waitingCount, owner).Scan(&n)
 	return n, err
 }
+
+const waitingCount = `
+	select count(*) from calls c
+	join rounds r on r.call_id = c.id and r.seq = c.current_seq
+	where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()`
 
 // AnswerRound stores a round's answers and enqueues the retry that carries
 // them, once: the guarded update lets exactly one of any number of
@@ -639,6 +655,12 @@ type Attempt struct {
 	// RoundTTL is the server's own lifetime for its rounds; zero means
 	// the default.
 	RoundTTL time.Duration
+	// HeaderSchema is the tool's cached inputSchema when it marks
+	// arguments x-mcp-header (as ToolHeaderSchema), else nil.
+	HeaderSchema json.RawMessage
+	// Token is the connection the call's owner uses at the server (as
+	// OAuthTokenFor), nil when there is none.
+	Token *OAuthToken
 }
 
 // StartAttempt loads what the request of round seq needs, in one round
@@ -672,6 +694,34 @@ func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Atte
 				return err
 			})
 	}
+	// What the request carries besides, read in the same round trip: the
+	// tool's header schema and the owner's connection at the server. Both
+	// are keyed through the call, so they need no answer from the first.
+	b.Queue(`select t->'inputSchema' from calls c join servers s on s.id = c.server_id
+		cross join lateral jsonb_array_elements(case when jsonb_typeof(s.tools) = 'array' then s.tools else '[]' end) t
+		where c.id = $1 and c.method = 'tools/call' and t->>'name' = c.target
+		  and strpos((t->'inputSchema')::text, 'x-mcp-header') > 0
+		limit 1`, callID).
+		Query(func(rows pgx.Rows) error {
+			schemas, err := pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
+			if len(schemas) > 0 {
+				a.HeaderSchema = schemas[0]
+			}
+			return err
+		})
+	b.Queue(`select `+oauthTokenColumns+` from calls c join servers s on s.id = c.server_id
+		join oauth_tokens t on t.server_id = c.server_id
+		 and t.owner = case s.oauth_mode when 'shared' then '' else c.owner end
+		where c.id = $1`, callID).
+		Query(func(rows pgx.Rows) error {
+			defer rows.Close()
+			if rows.Next() {
+				var err error
+				a.Token, err = s.scanToken(rows)
+				return err
+			}
+			return rows.Err()
+		})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, translate(err, "call")
 	}

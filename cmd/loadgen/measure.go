@@ -168,9 +168,9 @@ func mib(xs []float64) string {
 func measureScale(ctx context.Context, o options, f *fleet) error {
 	rssBefore := f.rss()
 	began := time.Now()
-	// A fifth of the rounds (a million of ten) finished long ago, for the
+	// A tenth of the rounds (a million of ten) finished long ago, for the
 	// retention to delete while the pages are read.
-	old := o.scale / 5
+	old := o.scale / 10
 	callID, err := seed(ctx, f.db, o.scale, old)
 	if err != nil {
 		return err

@@ -246,16 +246,17 @@ func TestPythonSDK1(t *testing.T) {
 	b := startInstance(t, db, env, nil)
 	c := newClient(t, db)
 
-	call := c.startCall(a.URL, "delete_file", `{"filename":"notes.txt"}`)
-	round := c.waitFor(b.URL, call.ID, 10*time.Second, roundIs(1))
-	if !strings.Contains(string(round.Round.InputRequests["elicitation"]), `"Really delete 'notes.txt'?"`) {
-		t.Errorf("round = %s", round.Round.InputRequests["elicitation"])
+	call := c.startCall(a.URL, "delete_file", `{"filename":"notes & <drafts>.txt"}`)
+	c.waitFor(b.URL, call.ID, 10*time.Second, roundIs(1))
+	// The question as the server wrote it, byte for byte.
+	if raw := c.rawCall(b.URL, call.ID); !strings.Contains(string(raw.Round.InputRequests), `{"mode":"form","message":"Really delete 'notes & <drafts>.txt'?","requestedSchema":{"properties":{"confirm":`) {
+		t.Errorf("round = %s", raw.Round.InputRequests)
 	}
 	time.Sleep(humanPause)
 	if status, body := c.answer(b.URL, call.ID, 1, `{"elicitation":{"action":"accept","content":{"confirm":true}}}`); status != http.StatusAccepted {
 		t.Fatalf("answer: %d %s", status, body)
 	}
-	if done := c.waitFor(a.URL, call.ID, 10*time.Second, isDone); resultText(t, done.Result) != "Deleted 'notes.txt'." {
+	if done := c.waitFor(a.URL, call.ID, 10*time.Second, isDone); resultText(t, done.Result) != "Deleted 'notes & <drafts>.txt'." {
 		t.Fatalf("call = %+v", done)
 	}
 	noViolations(t, old)

@@ -453,7 +453,7 @@ func TestTeamRoundAnsweredOnce(t *testing.T) {
 	db := newDatabase(t)
 	mb := newMailbox(t)
 	watch := &retryWatcher{}
-	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, watch.wrap), "ROUND_TTL": "8s"})
+	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, watch.wrap), "ROUND_TTL": "30s"})
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)
 	addPeople(t, db)
@@ -497,9 +497,10 @@ func TestTeamRoundAnsweredOnce(t *testing.T) {
 	}
 	mb.waitMail(t, "ada@example.com", "asks you", 1, 10*time.Second)
 	mb.waitMail(t, "bob@example.com", "asks you", 1, 10*time.Second)
-	// A quarter of 8 s is left 6 s after the round started.
-	mb.waitMail(t, "ada@example.com", "Reminder:", 1, 10*time.Second)
-	mb.waitMail(t, "bob@example.com", "Reminder:", 1, 10*time.Second)
+	// A quarter of 30 s is left 22.5 s after the round started; the answers
+	// below have the last 7.5 s.
+	mb.waitMail(t, "ada@example.com", "Reminder:", 1, 40*time.Second)
+	mb.waitMail(t, "bob@example.com", "Reminder:", 1, 40*time.Second)
 
 	statuses := make([]int, 2)
 	bodies := make([][]byte, 2)
@@ -677,7 +678,7 @@ func TestReminderOnlyWhileWaiting(t *testing.T) {
 	t.Parallel()
 	db := newDatabase(t)
 	mb := newMailbox(t)
-	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "ROUND_TTL": "20s"})
+	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "ROUND_TTL": "30s"})
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)
 	addPeople(t, db)
@@ -700,7 +701,7 @@ func TestReminderOnlyWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	// Each round's reminder is due 15 s after it started; wait until both
+	// Each round's reminder is due 22.5 s after it started; wait until both
 	// jobs have run, on whichever instance.
 	deadline := time.Now().Add(60 * time.Second)
 	for {

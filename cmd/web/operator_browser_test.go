@@ -37,7 +37,7 @@ func TestBrowserBulkEndAndSessions(t *testing.T) {
 		j.signIn(inst.URL)
 		j.do("open the admin call list", chromedp.Navigate(inst.URL+"/admin/calls"),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="bulk-form"]`)))
-		j.axe("the admin call list")
+		j.axeAAA("the admin call list")
 		j.do("select two calls and cancel them",
 			chromedp.Click(chromedp.CSS(`input[data-testid="select-call"][value="`+ids[0]+`"]`)),
 			chromedp.Click(chromedp.CSS(`input[data-testid="select-call"][value="`+ids[1]+`"]`)),
@@ -47,7 +47,7 @@ func TestBrowserBulkEndAndSessions(t *testing.T) {
 		if n := evaluate[int](j, "count the calls to confirm", `document.querySelectorAll('[data-testid="confirm-calls"] li').length`); n != 2 {
 			t.Errorf("the confirmation lists %d calls, want the 2 selected", n)
 		}
-		j.axe("the confirmation")
+		j.axeAAA("the confirmation")
 		// Nothing ends before the operator confirms with a reason.
 		for _, id := range ids {
 			if got := api.waitFor(inst.URL, id, time.Second, func(apiCall) bool { return true }); got.Status != "input_required" {
@@ -83,7 +83,7 @@ func TestBrowserBulkEndAndSessions(t *testing.T) {
 				t.Errorf("audit entry %q does not give the reason %q", r, reason)
 			}
 		}
-		j.axe("the audit log")
+		j.axeAAA("the audit log")
 	})
 
 	t.Run("Sessions", func(t *testing.T) {
@@ -126,7 +126,7 @@ func TestBrowserBulkEndAndSessions(t *testing.T) {
 		if n := evaluate[int](j, "count this browser", `document.querySelectorAll('[data-testid="session-current"]').length`); n != 1 {
 			t.Errorf("%d sessions marked (this browser), want 1", n)
 		}
-		j.axe("the account page's sessions")
+		j.axeAAA("the account page's sessions")
 		j.fits("the account page", 390)
 
 		j.do("end the other device's session",

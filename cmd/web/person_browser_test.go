@@ -275,7 +275,7 @@ func TestBrowserPersonPages(t *testing.T) {
 		if declined == 0 {
 			t.Errorf("inbox's settled rounds = %q, want the declined flights marked Declined", settled)
 		}
-		j.axe("the inbox")
+		j.axeAAA("the inbox")
 		j.fits("the inbox", 390)
 
 		// A new token is shown once, after a redirect: reloading makes no

@@ -44,8 +44,18 @@ func newOldServer(t *testing.T) *oldServer {
 	t.Helper()
 	s := &oldServer{}
 	server := mcp.NewServer(&mcp.Implementation{Name: "old-timer", Version: "1"}, nil)
+	// A question nobody will answer must not outlive the test: the SDK's
+	// session close waits for its tool handlers, and the server's close
+	// waits for that.
+	life, stop := context.WithCancel(context.Background())
+	elicit := func(ctx context.Context, req *mcp.CallToolRequest, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer context.AfterFunc(life, cancel)()
+		defer cancel()
+		return req.Session.Elicit(ctx, params)
+	}
 	ask := func(ctx context.Context, req *mcp.CallToolRequest, message, field string) (string, string, error) {
-		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+		res, err := elicit(ctx, req, &mcp.ElicitParams{
 			Message: message,
 			RequestedSchema: map[string]any{"type": "object", "required": []string{field},
 				"properties": map[string]any{field: map[string]any{"type": "string", "title": field}}},
@@ -77,7 +87,7 @@ func newOldServer(t *testing.T) *oldServer {
 		})
 	mcp.AddTool(server, &mcp.Tool{Name: "connect", Description: "Sends the person to a web page, then says it is done."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: "Connect your account",
+			res, err := elicit(ctx, req, &mcp.ElicitParams{Mode: "url", Message: "Connect your account",
 				URL: "https://accounts.test/connect?session=42", ElicitationID: "el-42"})
 			if err != nil {
 				return nil, nil, err
@@ -102,6 +112,7 @@ func newOldServer(t *testing.T) *oldServer {
 		handler.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(stop) // runs first
 	s.URL = srv.URL
 	return s
 }

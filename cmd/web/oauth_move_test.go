@@ -107,7 +107,7 @@ func TestOAuthHeldStepUp(t *testing.T) {
 	c.follow(c.follow(authz.String(), http.StatusFound).String(), http.StatusSeeOther)
 
 	call := c.start(base, `{"server":"old","tool":"ask_twice"}`)
-	c.waitFor(base, call.ID, 10*time.Second, func(x apiCall) bool { return x.Status == "authorization_required" })
+	c.waitFor(base, call.ID, 30*time.Second, func(x apiCall) bool { return x.Status == "authorization_required" })
 	if got := c.callAuth(base, call.ID); got.Error == nil || !strings.Contains(got.Error.Message, "more permissions (mcp:admin)") {
 		t.Fatalf("held call refused for a scope: %+v", got.Error)
 	}
@@ -116,11 +116,11 @@ func TestOAuthHeldStepUp(t *testing.T) {
 		t.Fatalf("step-up scope %q", authz.Query().Get("scope"))
 	}
 	c.follow(c.follow(authz.String(), http.StatusFound).String(), http.StatusSeeOther)
-	c.waitFor(base, call.ID, 15*time.Second, roundIs(1))
+	c.waitFor(base, call.ID, 30*time.Second, roundIs(1))
 	c.mustAnswer(base, call.ID, 1, `{"elicitation":{"action":"accept","content":{"name":"Ada"}}}`)
-	c.waitFor(base, call.ID, 10*time.Second, roundIs(2))
+	c.waitFor(base, call.ID, 30*time.Second, roundIs(2))
 	c.mustAnswer(base, call.ID, 2, `{"elicitation":{"action":"accept","content":{"colour":"teal"}}}`)
-	if done := c.waitFor(base, call.ID, 10*time.Second, isDone); done.Status != "complete" || resultText(t, done.Result) != "Ada likes teal" {
+	if done := c.waitFor(base, call.ID, 30*time.Second, isDone); done.Status != "complete" || resultText(t, done.Result) != "Ada likes teal" {
 		t.Fatalf("call = %+v", done)
 	}
 }

@@ -66,14 +66,18 @@ type Field struct {
 	MaxLength *int
 	Pattern   string // HTML pattern attribute (anchored as HTML anchors it, so unanchored schema patterns are wrapped in .*)
 	Min, Max  string // HTML min and max ("" when absent)
-	Step      string // "any" for number and for date-times with seconds, "1" for integer
-	Options   []Option
-	MinItems  *int
-	MaxItems  *int
-	Value     string   // single-valued controls: what was typed, or the default
-	Values    []string // KindCheckboxes: the selected values
-	Checked   bool     // KindCheckbox
-	Error     string   // message shown beside the field
+	// AboveMin and BelowMax say that a decimal number's Min or Max is
+	// itself refused (exclusiveMinimum, exclusiveMaximum): the browser's
+	// min and max cannot say so, the hint and the check do.
+	AboveMin, BelowMax bool
+	Step               string // "any" for number and for date-times with seconds, "1" for integer
+	Options            []Option
+	MinItems           *int
+	MaxItems           *int
+	Value              string   // single-valued controls: what was typed, or the default
+	Values             []string // KindCheckboxes: the selected values
+	Checked            bool     // KindCheckbox
+	Error              string   // message shown beside the field
 }
 
 // Form is the view model of one elicitation's requestedSchema.
@@ -445,7 +449,7 @@ func (fd *Field) Hint() string {
 	case KindCheckboxes:
 		hint, said = countHint(fd.MinItems, fd.MaxItems, "Choose %d.", "Choose %d to %d.", "Choose at least %d.", "Choose at most %d.")
 	case KindNumber, KindInteger:
-		hint, said = rangeHint(fd.Min, fd.Max)
+		hint, said = rangeHint(fd.Min, fd.Max, fd.AboveMin, fd.BelowMax)
 	case KindText, KindTextarea, KindEmail, KindURL:
 		hint, said = countHint(fd.MinLength, fd.MaxLength, "Exactly %d characters.", "%d to %d characters.", "At least %d characters.", "Up to %d characters.")
 	}
@@ -483,18 +487,31 @@ func countHint(lo, hi *int, exactly, between, atLeast, atMost string) (string, [
 	return "", nil
 }
 
-// rangeHint words a number's bounds, as the min and max attributes hold them.
-func rangeHint(lo, hi string) (string, []string) {
+// rangeHint words a number's bounds, as the min and max attributes hold
+// them; above and below say that the bound itself is refused.
+func rangeHint(lo, hi string, above, below bool) (string, []string) {
+	floor, ceiling := "at least "+lo, "at most "+hi
+	if above {
+		floor = "more than " + lo
+	}
+	if below {
+		ceiling = "less than " + hi
+	}
 	switch {
-	case lo != "" && hi != "":
+	case lo != "" && hi != "" && !above && !below:
 		return lo + " to " + hi + ".", []string{lo, hi}
+	case lo != "" && hi != "":
+		return sentence(floor + " and " + ceiling), []string{lo, hi}
 	case lo != "":
-		return "At least " + lo + ".", []string{lo}
+		return sentence(floor), []string{lo}
 	case hi != "":
-		return "At most " + hi + ".", []string{hi}
+		return sentence(ceiling), []string{hi}
 	}
 	return "", nil
 }
+
+// sentence starts s with a capital and ends it with a full stop.
+func sentence(s string) string { return strings.ToUpper(s[:1]) + s[1:] + "." }
 
 // numberWords are the numbers a description may spell out.
 var numberWords = []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",

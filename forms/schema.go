@@ -147,8 +147,8 @@ func numberField(fd *Field, m map[string]any, integer bool) {
 	if !integer {
 		fd.Kind = KindNumber
 		fd.Step = "any"
-		fd.Min = numAttr(m["minimum"])
-		fd.Max = numAttr(m["maximum"])
+		fd.Min, fd.AboveMin = tighter(m["minimum"], m["exclusiveMinimum"], 1)
+		fd.Max, fd.BelowMax = tighter(m["maximum"], m["exclusiveMaximum"], -1)
 		return
 	}
 	fd.Kind = KindInteger
@@ -304,6 +304,21 @@ func intAttr(v any) *int {
 }
 
 // numAttr passes a JSON number through as an HTML number attribute.
+// tighter picks the stricter of an inclusive and an exclusive bound of a
+// decimal number (sign 1 for a floor, -1 for a ceiling), and says whether
+// it is the exclusive one. An exclusive bound equal to the inclusive one
+// is the stricter.
+func tighter(inclusive, exclusive any, sign int) (string, bool) {
+	in, ex := rat(inclusive), rat(exclusive)
+	switch {
+	case ex == nil:
+		return numAttr(inclusive), false
+	case in == nil || ex.Cmp(in)*sign >= 0:
+		return numAttr(exclusive), true
+	}
+	return numAttr(inclusive), false
+}
+
 func numAttr(v any) string {
 	if n, ok := v.(json.Number); ok {
 		return string(n)

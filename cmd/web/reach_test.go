@@ -735,3 +735,52 @@ func TestReminderOnlyWhileWaiting(t *testing.T) {
 		t.Errorf("the reminder sent was about round %d (%v), want round 2", remindedSeq, err)
 	}
 }
+
+// TestDeliveryLogForAdmins: a person's call with a webhook shows its
+// delivery log to an admin who did not start it, on the other instance (the
+// owner's view is TestBrowserReachingPeople's); to anyone else the call
+// does not exist.
+func TestDeliveryLogForAdmins(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	mb := newMailbox(t)
+	rc := newReceiver(t)
+	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)})
+	a := startInstance(t, db, env, nil)
+	b := startInstance(t, db, env, nil)
+	addPeople(t, db)
+	ada, bob := person(t, db, "ada"), person(t, db, "bob")
+	rc.secret = ada.webhookSecret(a.URL)
+
+	status, body := ada.do("POST", a.URL+"/api/v1/calls", "application/json",
+		`{"server":"demo","tool":"book_flight","arguments":{},"webhook_url":"`+rc.URL+`"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	var call apiCall
+	_ = json.Unmarshal(body, &call)
+	evs := rc.waitEvents(t, 1, 30*time.Second)
+	if evs[0].Type != "round.waiting" || evs[0].Call.ID != call.ID {
+		t.Fatalf("event = %+v", evs[0])
+	}
+
+	admin := newClient(t, db)
+	admin.login(b.URL, "admin", adminPassword)
+	var rows *goquery.Selection
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// The receiver has the event before the sender records the delivery.
+		rows = admin.page(b.URL + "/calls/" + call.ID).Find(`[data-testid="delivery"]`)
+		if rows.Length() == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if rows.Length() != 1 || rows.Find("td").Eq(1).Text() != evs[0].ID {
+		t.Errorf("the admin's view of ada's call lists %d deliveries (%q), want the one with id %s",
+			rows.Length(), rows.Text(), evs[0].ID)
+	}
+	if status, _ := bob.do("GET", b.URL+"/api/v1/calls/"+call.ID, "", ""); status != http.StatusNotFound {
+		t.Errorf("bob reads ada's call: %d, want 404", status)
+	}
+}

@@ -90,6 +90,10 @@ type Config struct {
 	// already spent trying, up to a minute, or what the server asked for.
 	RetryWindow  time.Duration
 	RetryBackoff time.Duration
+	// FetchPollInterval is how often an instance looks for jobs it was not
+	// told of; default River's (1s). Jobs are announced as they are
+	// inserted, so this only matters when an announcement is lost.
+	FetchPollInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -194,6 +198,7 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 		// under load the cooldown gathers the jobs inserted meanwhile into
 		// one fetch (a Postgres transaction each), rather than one per job.
 		FetchCooldown:        20 * time.Millisecond,
+		FetchPollInterval:    e.cfg.FetchPollInterval,
 		RescueStuckJobsAfter: e.cfg.RescueAfter,
 		Logger:               log.With("component", "river"),
 	})

@@ -115,6 +115,11 @@ func (w *watcher) until(ctx context.Context, call *store.Call, changed func(*sto
 		case <-tick.C:
 		case <-w.notes:
 			if note := w.latest(); note != nil {
+				if note.UpdatedAt.Before(call.UpdatedAt) {
+					// Announced after its commit, a note can arrive after a
+					// later one from another instance: it is not news.
+					continue
+				}
 				next := *call
 				next.Status, next.CurrentSeq, next.Error = note.Status, note.Seq, note.Error
 				next.Retryable, next.UpdatedAt, next.Result = note.Retryable, note.UpdatedAt, note.Result

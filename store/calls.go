@@ -175,7 +175,7 @@ func (s *Store) CreateCall(ctx context.Context, nc NewCall) (*Call, error) {
 		nc.Arguments = json.RawMessage(`{}`)
 	}
 	var call *Call
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
 		call, err = s.createCallTx(ctx, tx, nc)
 		return err
@@ -228,7 +228,7 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 // back and is returned as it is.
 func (s *Store) CreateCallFor(ctx context.Context, server string, decide func(*Server) (NewCall, error)) (*Call, error) {
 	var call *Call
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `select `+serverColumns+` from servers where name = $1 and enabled`, server)
 		srv, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Server])
 		if err != nil {
@@ -477,7 +477,7 @@ type CallChange struct {
 func (s *Store) AnswerRoundChange(ctx context.Context, callID string, seq int, responses json.RawMessage, by string, audit ...AuditEntry) (CallChange, error) {
 	var expired bool
 	var change CallChange
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
 		change, err = s.answerTx(ctx, tx, callID, seq, responses, by, audit, &expired)
 		return err
@@ -554,7 +554,7 @@ func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, decid
 	var expired bool
 	var call *Call
 	var instance string
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, callID)
 		var err error
 		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
@@ -784,7 +784,7 @@ func (s *Store) FailCall(ctx context.Context, callID string, seq int, message st
 }
 
 func (s *Store) finish(ctx context.Context, callID string, seq int, o *Outcome, set string, args ...any) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `update calls set `+set+`, updated_at = now(), finished_at = now()
 			where id = $1 and current_seq = $2 and status in ('queued', 'running')`, append([]any{callID, seq}, args...)...)
 		if err != nil {
@@ -825,7 +825,7 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 		status, roundStatus = CallQueued, RoundAnswered
 		by = new(AnsweredAutomatically)
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var current int
 		var moving, webhook bool
 		err := tx.QueryRow(ctx, `select current_seq, status in ('queued', 'running'), webhook_url is not null from calls where id = $1 for update`,

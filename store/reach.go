@@ -123,7 +123,7 @@ func (s *Store) mailRoundTx(ctx context.Context, tx pgx.Tx, callID string, seq i
 				InsertOpts: &river.InsertOpts{MaxAttempts: MailAttempts, ScheduledAt: remindAt}})
 		}
 	}
-	_, err = s.jobs.InsertManyTx(ctx, tx, jobs)
+	_, err = s.jobsFor(ctx).InsertManyTx(ctx, tx, jobs)
 	return err
 }
 
@@ -159,7 +159,7 @@ func (s *Store) webhookTx(ctx context.Context, tx pgx.Tx, callID, event string) 
 		values ($1, $2, $3, $4, $5, $6)`, id, callID, event, *call.WebhookURL, call.Owner, body); err != nil {
 		return err
 	}
-	_, err = s.jobs.InsertTx(ctx, tx, WebhookArgs{DeliveryID: id}, nil)
+	_, err = s.jobsFor(ctx).InsertTx(ctx, tx, WebhookArgs{DeliveryID: id}, nil)
 	return err
 }
 

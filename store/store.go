@@ -57,6 +57,10 @@ func (RequestArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAt
 type Store struct {
 	pool  *pgxpool.Pool
 	jobs  *river.Client[pgx.Tx] // insert-only
+	// quietJobs inserts without River's notification in the transaction,
+	// for transactions announced after their commit (see announce.go).
+	quietJobs *river.Client[pgx.Tx]
+	announcer *announcer
 	aead  cipher.AEAD           // encrypts server credentials
 	reach ReachOptions
 	auth  *authCache // users by token and name; nil: always read
@@ -70,14 +74,30 @@ func New(pool *pgxpool.Pool) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, jobs: jobs}, nil
+	// River sends its insert notification at most once per FetchCooldown:
+	// a day keeps it out of announced transactions.
+	quiet, err := river.NewClient(riverpgxv5.New(pool), &river.Config{FetchCooldown: 24 * time.Hour, FetchPollInterval: 24 * time.Hour})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{pool: pool, jobs: jobs, quietJobs: quiet, announcer: &announcer{pool: pool}}, nil
+}
+
+// jobsFor returns the client that inserts jobs in the transaction ctx runs
+// in: a quiet one when the transaction is announced after its commit.
+func (s *Store) jobsFor(ctx context.Context) *river.Client[pgx.Tx] {
+	if a := announcing(ctx); a != nil {
+		a.jobs = true
+		return s.quietJobs
+	}
+	return s.jobs
 }
 
 // Pool returns the pool, for health checks.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 func (s *Store) enqueueTx(ctx context.Context, tx pgx.Tx, callID string, seq int) error {
-	_, err := s.jobs.InsertTx(ctx, tx, RequestArgs{CallID: callID, Seq: seq}, nil)
+	_, err := s.jobsFor(ctx).InsertTx(ctx, tx, RequestArgs{CallID: callID, Seq: seq}, nil)
 	return err
 }
 

@@ -1,0 +1,109 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/mcp-rounds/rounds/demo"
+	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/store/storetest"
+)
+
+// TestAnnouncedAfterCommit: a round's transactions do not notify in their
+// commit; what they change is announced after it. The workers still hear
+// of every job at once (River's own poll is an hour here, so a job nobody
+// announced would wait for it), and a waiter hears each change with the
+// round it brought, without reading the call.
+func TestAnnouncedAfterCommit(t *testing.T) {
+	pool := storetest.NewPool(t)
+	st, err := store.New(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	srv := httptest.NewServer(demo.Handler(demo.Options{Secret: []byte("announce test secret")}))
+	t.Cleanup(srv.Close)
+	server, err := st.UpsertServer(ctx, "demo", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	notifier := store.NewNotifier(pool, log)
+	nctx, stopNotifier := context.WithCancel(ctx)
+	t.Cleanup(stopNotifier)
+	go notifier.Run(nctx)
+	eng, err := engine.New(pool, st, mcpclient.New(mcpclient.Options{}), engine.Config{FetchPollInterval: time.Hour,
+		Capabilities: mcpclient.Capabilities{FormElicitation: true}}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The engine's first look for jobs is at its start; every later job
+	// has to be announced.
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = eng.Stop(sctx)
+	})
+	for !notifier.Listening() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // past the engine's first fetch
+
+	call, err := st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool,
+		Target: "book_flight", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes, latest, stop := notifier.Watch(call.ID)
+	defer stop()
+	next := func(want string, seq int) *store.CallNote {
+		t.Helper()
+		timeout := time.After(20 * time.Second)
+		for {
+			select {
+			case <-notes:
+			case <-timeout:
+				c, _ := st.Call(ctx, call.ID)
+				if c.Error == nil {
+					c.Error = new("")
+				}
+				t.Fatalf("no note of %s round %d heard; the call is %s at round %d: %v", want, seq, c.Status, c.CurrentSeq, *c.Error)
+			}
+			if n := latest(); n != nil && n.Status == want && n.Seq == seq {
+				return n
+			}
+		}
+	}
+	first := next(store.CallInputRequired, 1)
+	if first.Round == nil || first.Round.Seq != 1 || !json.Valid(first.Round.InputRequests) {
+		t.Fatalf("the note of round 1 carries no round: %+v", first)
+	}
+	_, err = st.AnswerChecked(ctx, call.ID, 1, func(*store.Call, *store.Round) (store.Decision, error) {
+		return store.Decision{By: "ada", Responses: json.RawMessage(
+			`{"trip":{"action":"accept","content":{"destination":"Lisbon","date":"2031-05-04"}},"party":{"action":"accept","content":{"passengers":2}}}`)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := next(store.CallInputRequired, 2)
+	if second.Round == nil || second.Round.Seq != 2 {
+		t.Fatalf("the note of round 2 carries no round: %+v", second)
+	}
+	if err := st.AnswerRound(ctx, call.ID, 2, json.RawMessage(`{"seat":{"action":"accept","content":{"class":"business"}}}`), "ada"); err != nil {
+		t.Fatal(err)
+	}
+	done := next(store.CallComplete, 2)
+	if len(done.Result) == 0 {
+		t.Fatalf("the note of the result carries none: %+v", done)
+	}
+}

@@ -55,15 +55,15 @@ func (RequestArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAt
 
 // Store is the Postgres store.
 type Store struct {
-	pool  *pgxpool.Pool
-	jobs  *river.Client[pgx.Tx] // insert-only
+	pool *pgxpool.Pool
+	jobs *river.Client[pgx.Tx] // insert-only
 	// quietJobs inserts without River's notification in the transaction,
 	// for transactions announced after their commit (see announce.go).
 	quietJobs *river.Client[pgx.Tx]
 	announcer *announcer
-	aead  cipher.AEAD           // encrypts server credentials
-	reach ReachOptions
-	auth  *authCache // users by token and name; nil: always read
+	aead      cipher.AEAD // encrypts server credentials
+	reach     ReachOptions
+	auth      *authCache // users by token and name; nil: always read
 }
 
 // New returns a Store over pool.

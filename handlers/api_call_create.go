@@ -36,6 +36,10 @@ type apiCallRequest struct {
 // POST /api/v1/calls.
 func (h *Handler) apiCallCreate(c echo.Context) error {
 	ctx := c.Request().Context()
+	wait, err := waitParams(c)
+	if err != nil {
+		return err
+	}
 	var req apiCallRequest
 	if err := json.NewDecoder(c.Request().Body).Decode(&req); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The body must be a JSON object.")
@@ -82,8 +86,16 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if !ok {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"arguments" must be a JSON object.`)
 	}
+	// With ?wait, the answer is held until the call's first round or its
+	// end. The call's id is chosen here, so listening starts before the
+	// call exists and no change slips by.
+	id := store.NewCallID()
+	w := h.watch(id, wait)
+	if w != nil {
+		defer w.stop()
+	}
 	if req.Method == mcpclient.MethodCallTool {
-		return h.apiToolCallCreate(c, req, args)
+		return h.apiToolCallCreate(c, req, args, id, w)
 	}
 	srv, err := h.store.ServerByName(ctx, req.Server)
 	if err != nil {
@@ -119,19 +131,24 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
 		Assignee: req.Assignee, WebhookURL: req.WebhookURL,
 		Audit:    h.userAudit(c, "call.started", "", detail),
-		Protocol: strings.TrimPrefix(req.Protocol, "auto"),
+		Protocol: strings.TrimPrefix(req.Protocol, "auto"), ID: id,
 	})
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusCreated, h.apiCallOf(call, nil))
+	return h.writeCallWaited(c, http.StatusCreated, w, call, nil, firstRound)
+}
+
+// firstRound is the condition a call's start waits for: a round, or the end.
+func firstRound(call *store.Call) bool {
+	return call.Status == store.CallInputRequired && call.CurrentSeq > 0
 }
 
 // apiToolCallCreate starts a tool call: the server is read, the arguments
 // checked against the tool's cached input schema and the call stored in
 // one transaction. Only when the cached catalog has run out is the server
 // asked for its tools first.
-func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any) error {
+func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any, id string, w *watcher) error {
 	ctx := c.Request().Context()
 	var listed []*mcp.Tool // the catalog listed afresh, when the cache had run out
 	unchecked := false     // the caller must connect to the server before it lists its tools
@@ -145,7 +162,7 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 				// and the server checks the arguments.
 				return store.NewCall{Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: req.Tool,
 					Arguments: req.Arguments, Audit: audit, Protocol: strings.TrimPrefix(req.Protocol, "auto"),
-					Assignee: req.Assignee, WebhookURL: req.WebhookURL}, nil
+					Assignee: req.Assignee, WebhookURL: req.WebhookURL, ID: id}, nil
 			}
 			tool, fresh := h.engine.CachedTool(srv, req.Tool)
 			if !fresh && listed == nil {
@@ -166,7 +183,7 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 			return store.NewCall{
 				Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: tool.Name, Title: toolTitle(tool), Arguments: req.Arguments,
 				Protocol: strings.TrimPrefix(req.Protocol, "auto"),
-				Assignee: req.Assignee, WebhookURL: req.WebhookURL,
+				Assignee: req.Assignee, WebhookURL: req.WebhookURL, ID: id,
 				Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": tool.Name,
 					"assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""}),
 			}, nil
@@ -198,7 +215,7 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 		case err != nil:
 			return err
 		}
-		return writeJSON(c, http.StatusCreated, h.apiCallOf(call, nil))
+		return h.writeCallWaited(c, http.StatusCreated, w, call, nil, firstRound)
 	}
 }
 

@@ -37,8 +37,17 @@ func (h *Handler) apiCallShow(c echo.Context) error {
 	} else if !ok {
 		return notFoundErr("call")
 	}
+	return h.writeCallWaited(c, http.StatusOK, w, call, rounds, changed)
+}
+
+// writeCallWaited answers with call and rounds or, when w is set, with the
+// call once changed says it has moved on or the wait runs out. A change
+// heard with its round (as notifications carry it) costs no read.
+func (h *Handler) writeCallWaited(c echo.Context, status int, w *watcher, call *store.Call, rounds []store.Round, changed func(*store.Call) bool) error {
 	if w != nil {
+		ctx := c.Request().Context()
 		var note *store.CallNote
+		var err error
 		seq := call.CurrentSeq
 		if call, note, err = w.until(ctx, call, changed); err != nil {
 			return err
@@ -53,5 +62,5 @@ func (h *Handler) apiCallShow(c echo.Context) error {
 			}
 		}
 	}
-	return writeJSON(c, http.StatusOK, h.apiCallOf(call, rounds))
+	return writeJSON(c, status, h.apiCallOf(call, rounds))
 }

@@ -21,11 +21,22 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	if err != nil || seq < 1 {
 		return store.ErrNotFound
 	}
+	wait, err := waitParams(c)
+	if err != nil {
+		return err
+	}
 	var body struct {
 		InputResponses json.RawMessage `json:"inputResponses"`
 	}
 	if err := json.NewDecoder(c.Request().Body).Decode(&body); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The body must be a JSON object with inputResponses.")
+	}
+	// With ?wait, the answer is held until the next round or the end, so
+	// a client answers and hears what follows in one request. Listening
+	// starts before the answer is stored, so no change slips by.
+	w := h.watch(c.Param("id"), wait)
+	if w != nil {
+		defer w.stop()
 	}
 	// Read, check and store in one transaction.
 	var misfit map[string]map[string]string
@@ -69,7 +80,9 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	return writeJSON(c, http.StatusAccepted, h.apiCallOf(call, nil))
+	return h.writeCallWaited(c, http.StatusAccepted, w, call, nil, func(call *store.Call) bool {
+		return call.Status == store.CallInputRequired && call.CurrentSeq > seq
+	})
 }
 
 // errStale rolls back an answer that was not taken; the caller says why.

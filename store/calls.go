@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -166,6 +168,18 @@ type NewCall struct {
 	// Protocol starts the call with this revision; "" takes the one learnt
 	// for the tool, if any, else the server's setting.
 	Protocol string
+	// ID, when set (see NewCallID), is the new call's id: a caller can
+	// listen for the call's changes before it exists.
+	ID string
+}
+
+// NewCallID returns a fresh call id (a random UUID).
+func NewCallID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // CreateCall stores a queued call and enqueues its first request, in one
@@ -197,15 +211,15 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 	err := func() error {
 		rows, _ := tx.Query(ctx, `
 			with c as (
-				insert into calls (server_id, owner, method, target, arguments, protocol, assignee, webhook_url, title)
-				values ($1, $2, $3, $4, $5, coalesce(nullif($6, ''),
+				insert into calls (id, server_id, owner, method, target, arguments, protocol, assignee, webhook_url, title)
+				values (coalesce(nullif($10, '')::uuid, gen_random_uuid()), $1, $2, $3, $4, $5, coalesce(nullif($6, ''),
 					(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')),
 					$7, nullif($8, ''), $9)
 				returning *
 			)
 			select `+strings.ReplaceAll(callColumns, callPastDeadline, "false")+`
 			from c join servers s on s.id = c.server_id`,
-			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title)
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title, nc.ID)
 		var err error
 		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
 			return translate(err, "call")

@@ -206,16 +206,28 @@ func apiUser(urls []string, token string, pace *pacer) user {
 			}
 		}
 	}
+	// following reads what a request held with ?wait came back with: the call's
+	// next round or end, or (the wait ran out) a reason to wait on.
+	following := func(ctx context.Context, b []byte, after int) (call, error) {
+		var c call
+		if err := json.Unmarshal(b, &c); err != nil {
+			return c, err
+		}
+		if c.Status == "complete" || c.Round != nil && c.Round.Seq > after {
+			return c, nil
+		}
+		return waitRound(ctx, c.ID, after)
+	}
 	return func(ctx context.Context, st *stats) {
 		for ctx.Err() == nil {
-			b, status, err := do(ctx, "POST", base()+"/api/v1/calls", `{"server":"demo","tool":"book_flight","arguments":{}}`)
+			// Each request waits for what follows it: one request a round.
+			b, status, err := do(ctx, "POST", base()+"/api/v1/calls?wait=10s", `{"server":"demo","tool":"book_flight","arguments":{}}`)
 			if err != nil || status != http.StatusCreated {
 				st.failed(ctx, fmt.Errorf("start: %d %v %s", status, err, b))
 				continue
 			}
-			var c call
-			_ = json.Unmarshal(b, &c)
-			if _, err := waitRound(ctx, c.ID, 0); err != nil {
+			c, err := following(ctx, b, 0)
+			if err != nil {
 				st.failed(ctx, err)
 				continue
 			}
@@ -224,12 +236,12 @@ func apiUser(urls []string, token string, pace *pacer) user {
 					return
 				}
 				began := time.Now()
-				b, status, err := do(ctx, "POST", fmt.Sprintf("%s/api/v1/calls/%s/rounds/%d", base(), c.ID, seq+1), `{"inputResponses":`+answers+`}`)
+				b, status, err := do(ctx, "POST", fmt.Sprintf("%s/api/v1/calls/%s/rounds/%d?wait=10s", base(), c.ID, seq+1), `{"inputResponses":`+answers+`}`)
 				if err != nil || status != http.StatusAccepted {
 					st.failed(ctx, fmt.Errorf("answer: %d %v %s", status, err, b))
 					break
 				}
-				if _, err := waitRound(ctx, c.ID, seq+1); err != nil {
+				if _, err := following(ctx, b, seq+1); err != nil {
 					st.failed(ctx, err)
 					break
 				}

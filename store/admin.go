@@ -277,13 +277,19 @@ func (s *Store) RecordAttempt(ctx context.Context, a AttemptRecord) error {
 }
 
 func recordAttemptTx(ctx context.Context, db execer, a AttemptRecord) error {
+	_, err := db.Exec(ctx, insertAttempt, a.args()...)
+	return err
+}
+
+const insertAttempt = `insert into attempts (call_id, seq, instance, started_at, duration_ms, outcome, error)
+	values ($1, $2, $3, $4, $5, $6, $7)`
+
+func (a AttemptRecord) args() []any {
 	if a.Error != nil {
 		msg := clean(*a.Error, 16<<10) // it may quote a server
 		a.Error = &msg
 	}
-	_, err := db.Exec(ctx, `insert into attempts (call_id, seq, instance, started_at, duration_ms, outcome, error)
-		values ($1, $2, $3, $4, $5, $6, $7)`, a.CallID, a.Seq, a.Instance, a.StartedAt, a.DurationMs, a.Outcome, a.Error)
-	return err
+	return []any{a.CallID, a.Seq, a.Instance, a.StartedAt, a.DurationMs, a.Outcome, a.Error}
 }
 
 // execer is a pool or a transaction.

@@ -28,10 +28,9 @@ import (
 // River jobs, are announced after it commits rather than in its commit.
 func (s *Store) announcedTx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	a := &announcement{}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `set local rounds.announce = 'after'`); err != nil {
-			return err
-		}
+	// One round trip begins the transaction and says so.
+	opts := pgx.TxOptions{BeginQuery: `begin; set local rounds.announce = 'after'`}
+	err := pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
 		if err := fn(context.WithValue(ctx, announcementKey{}, a), tx); err != nil {
 			return err
 		}

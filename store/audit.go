@@ -60,6 +60,21 @@ func auditTx(ctx context.Context, db querier, e AuditEntry) error {
 		e.Instance, e.Actor, e.Action, e.Target, e.Addr, raw).Scan(&id)
 }
 
+// queueAudit is auditTx in a batch of the transaction's statements.
+func queueAudit(b *pgx.Batch, e AuditEntry) error {
+	detail := e.Detail
+	if detail == nil {
+		detail = map[string]any{}
+	}
+	raw, err := json.Marshal(detail)
+	if err != nil {
+		return err
+	}
+	b.Queue(`insert into audit_log (instance, actor, action, target, addr, detail)
+		values ($1, $2, $3, $4, $5, $6)`, e.Instance, e.Actor, e.Action, e.Target, e.Addr, raw)
+	return nil
+}
+
 // AuditFilter narrows the audit log. Action matches as a prefix, so
 // "round." finds every round action.
 type AuditFilter struct {

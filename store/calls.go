@@ -525,23 +525,26 @@ func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int,
 	if held {
 		status = CallRunning
 	}
-	err = tx.QueryRow(ctx, `
+	// The rest goes in one round trip.
+	b := &pgx.Batch{}
+	b.Queue(`
 		update calls set status = $3, updated_at = now()
 		where id = $1 and current_seq = $2 and status = 'input_required'
-		returning status, updated_at`, callID, seq, status).Scan(&change.Status, &change.UpdatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return change, conflict("This round is no longer waiting for answers.")
-	}
-	if err != nil {
-		return change, err
-	}
+		returning status, updated_at`, callID, seq, status).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(&change.Status, &change.UpdatedAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return conflict("This round is no longer waiting for answers.")
+		}
+		return err
+	})
 	for _, e := range audit {
-		if err := auditTx(ctx, tx, e); err != nil {
+		if err := queueAudit(b, e); err != nil {
 			return change, err
 		}
 	}
 	// A draft of an answered round is never shown again.
-	if _, err := tx.Exec(ctx, `delete from drafts where call_id = $1 and seq = $2`, callID, seq); err != nil {
+	b.Queue(`delete from drafts where call_id = $1 and seq = $2`, callID, seq)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return change, err
 	}
 	if held {
@@ -569,15 +572,23 @@ func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, decid
 	var call *Call
 	var instance string
 	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, callID)
-		var err error
-		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
-			return translate(err, "call")
-		}
-		rows, _ = tx.Query(ctx, `select `+roundColumnsNow+` from rounds where call_id = $1 and seq = $2`, callID, seq)
-		round, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round])
-		if err != nil {
-			return translate(err, "round")
+		// The call and the round in one round trip.
+		var round *Round
+		b := &pgx.Batch{}
+		b.Queue(`select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, callID).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call])
+				return translate(err, "call")
+			})
+		b.Queue(`select `+roundColumnsNow+` from rounds where call_id = $1 and seq = $2`, callID, seq).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				round, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round])
+				return translate(err, "round")
+			})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
 		}
 		d, err := decide(call, round)
 		instance = auditInstance(d.Audit)
@@ -763,19 +774,19 @@ type Outcome struct {
 	Done    func(ctx context.Context, tx pgx.Tx) error
 }
 
-func (o *Outcome) writeTx(ctx context.Context, tx pgx.Tx) error {
-	if o == nil {
+// queue adds the attempt's record to a batch of the outcome's statements;
+// done then completes the job, after the batch.
+func (o *Outcome) queue(b *pgx.Batch) {
+	if o != nil && o.Attempt != nil {
+		b.Queue(insertAttempt, o.Attempt.args()...)
+	}
+}
+
+func (o *Outcome) done(ctx context.Context, tx pgx.Tx) error {
+	if o == nil || o.Done == nil {
 		return nil
 	}
-	if o.Attempt != nil {
-		if err := recordAttemptTx(ctx, tx, *o.Attempt); err != nil {
-			return err
-		}
-	}
-	if o.Done != nil {
-		return o.Done(ctx, tx)
-	}
-	return nil
+	return o.Done(ctx, tx)
 }
 
 func firstOutcome(with []Outcome) *Outcome {
@@ -799,16 +810,27 @@ func (s *Store) FailCall(ctx context.Context, callID string, seq int, message st
 
 func (s *Store) finish(ctx context.Context, callID string, seq int, o *Outcome, set string, args ...any) error {
 	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `update calls set `+set+`, updated_at = now(), finished_at = now()
-			where id = $1 and current_seq = $2 and status in ('queued', 'running')`, append([]any{callID, seq}, args...)...)
-		if err != nil {
+		var webhook bool
+		b := &pgx.Batch{}
+		b.Queue(`update calls set `+set+`, updated_at = now(), finished_at = now()
+			where id = $1 and current_seq = $2 and status in ('queued', 'running')
+			returning webhook_url is not null`, append([]any{callID, seq}, args...)...).
+			QueryRow(func(row pgx.Row) error {
+				err := row.Scan(&webhook)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return conflict("call %s moved on before request %d finished", callID, seq)
+				}
+				return err
+			})
+		o.queue(b)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return conflict("call %s moved on before request %d finished", callID, seq)
-		}
-		if err := o.writeTx(ctx, tx); err != nil {
+		if err := o.done(ctx, tx); err != nil {
 			return err
+		}
+		if !webhook {
+			return nil
 		}
 		return s.callFinishedTx(ctx, tx, callID)
 	})
@@ -850,7 +872,10 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 		if current != seq || !moving {
 			return conflict("call %s moved on before request %d finished", callID, seq)
 		}
-		_, err = tx.Exec(ctx, `
+		// The round, the call and the attempt's record in one round trip.
+		o := firstOutcome(with)
+		b := &pgx.Batch{}
+		b.Queue(`
 			insert into rounds (call_id, seq, input_requests, request_state, expires_at,
 			                    status, responses, answered_by, answered_at, outcome, ended_at)
 			values ($1, $2 + 1, $3, $4, $5, $6, $7, $8,
@@ -858,16 +883,15 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			        case when $6 = 'answered' then 'answered' end,
 			        case when $6 = 'answered' then now() end)`,
 			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by)
-		if err != nil {
-			return translate(err, "round")
-		}
-		if _, err := tx.Exec(ctx, `
+		b.Queue(`
 			update calls set status = $3, current_seq = $2 + 1, error = null, retryable = false,
 			       updated_at = now()
-			where id = $1 and current_seq = $2`, callID, seq, status); err != nil {
-			return err
+			where id = $1 and current_seq = $2`, callID, seq, status)
+		o.queue(b)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return translate(err, "round")
 		}
-		if err := firstOutcome(with).writeTx(ctx, tx); err != nil {
+		if err := o.done(ctx, tx); err != nil {
 			return err
 		}
 		if r.Responses == nil {

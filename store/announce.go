@@ -65,9 +65,10 @@ func announcing(ctx context.Context) *announcement {
 	return a
 }
 
-// announcer sends notifications after their transactions commit. What
-// arrives while it sends goes out together in the next statement, so
-// under load many commits share one; a quiet moment costs no wait.
+// announcer sends notifications after their transactions commit. The
+// first after a quiet moment goes out at once; what arrives while it is
+// sent, or within announceCooldown of it, goes out together in the next
+// statement, so under load many commits share one.
 type announcer struct {
 	pool *pgxpool.Pool
 
@@ -79,6 +80,11 @@ type announcer struct {
 	// of the change at their next look.
 	failed atomic.Int64
 }
+
+// announceCooldown is the least time between two announcements of one
+// instance: a few milliseconds on a round's way, against a transaction
+// for each commit.
+const announceCooldown = 5 * time.Millisecond
 
 func (a *announcer) add(notes []string, jobs bool) {
 	if len(notes) == 0 && !jobs {
@@ -119,10 +125,13 @@ func (a *announcer) send() {
 			return
 		}
 		a.mu.Unlock()
+		sent := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if _, err := a.pool.Exec(ctx, announceSQL, notes, jobs, riverInsertPayload); err != nil {
 			a.failed.Add(1)
 		}
 		cancel()
+		// What arrives in the next few milliseconds goes out together.
+		time.Sleep(announceCooldown - time.Since(sent))
 	}
 }

@@ -36,7 +36,7 @@ func (h *Handler) callList(c echo.Context) error {
 		func(call store.Call) store.Cursor { return store.Cursor{At: call.CreatedAt, ID: call.ID} })
 	for _, call := range calls {
 		vm.Calls = append(vm.Calls, views.CallSummary{
-			Href: "/calls/" + call.ID, Server: call.ServerName, Target: call.Target,
+			Href: "/calls/" + call.ID, Server: call.ServerName, Target: preview(call.Target, previewName),
 			Status: call.Status, Created: call.CreatedAt,
 		})
 	}

@@ -35,11 +35,13 @@ func (h *Handler) homeShow(c echo.Context) error {
 			if err != nil {
 				s.Error = mcpclient.WithDetail("The tools of this server could not be listed.", err)
 			}
-			if len(tools) > listServerTools {
-				s.MoreTools = len(tools) - listServerTools
-				tools = tools[:listServerTools]
-			}
 			for _, t := range tools {
+				if len(s.Tools) == listServerTools || len(t.Name) > listToolName {
+					// Left to the server's page, which has them all: a name
+					// is linked whole, so a long one is not listed here.
+					s.MoreTools++
+					continue
+				}
 				title := t.Title
 				if title == "" && t.Annotations != nil {
 					title = t.Annotations.Title

@@ -9,6 +9,7 @@ const (
 	previewName     = 120 // characters of a title, tool name or target in a list
 	listQuestions   = 5   // questions summarised per inbox entry
 	listServerTools = 50  // tools listed per server on the home page
+	listToolName    = 256 // bytes of the longest tool name the home page lists
 )
 
 // preview shortens s to at most n characters, on a character boundary,

@@ -46,8 +46,9 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *
 						return nil, err
 					}
 				}
-				if err := checkQuestion("elicitation", params); err != nil {
-					// Refused to the server, which ends the call its way.
+				if err := checkHeld("elicitation", params); err != nil {
+					// Refused to the server, and the call ends with it.
+					w.refuse(err)
 					return nil, err
 				}
 				kind := KindForm
@@ -397,6 +398,10 @@ func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, 
 	default:
 		return nil, errors.New("unsupported method " + req.Method)
 	}
+	if refused := w.refusedQuestion(); refused != nil {
+		// Whatever the server made of the refusal, the call ends with it.
+		return nil, refused
+	}
 	if err != nil {
 		return nil, w.wrap(ctx, err)
 	}
@@ -420,6 +425,10 @@ func askSampling(ctx context.Context, held *Held, w *wire, id string, p *mcp.Cre
 		if params, err = json.Marshal(p); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkHeld("sampling", params); err != nil {
+		w.refuse(err)
+		return nil, err
 	}
 	raw, err := held.Ask(ctx, Question{Key: "sampling", Method: "sampling/createMessage", Kind: KindSampling, Params: params})
 	if err != nil {

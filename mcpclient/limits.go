@@ -36,6 +36,22 @@ func checkRound(raw json.RawMessage, qs []Question) error {
 	return nil
 }
 
+// checkHeld refuses a question asked on a held session, which is a round of
+// its own, as a round's inputRequests are refused: past the limits, or with
+// text Postgres cannot keep (the history's search reads its message in SQL).
+func checkHeld(key string, params json.RawMessage) error {
+	if err := checkStorable(params, "its questions", true); err != nil {
+		return err
+	}
+	if err := checkQuestion(key, params); err != nil {
+		return err
+	}
+	if len(params) > MaxRoundBytes {
+		return &LimitError{What: fmt.Sprintf("a question (%q) of %s; this client accepts at most %s", key, size(len(params)), size(MaxRoundBytes))}
+	}
+	return nil
+}
+
 // checkQuestion refuses a question whose message or schema is too large.
 func checkQuestion(key string, params json.RawMessage) error {
 	if params == nil {

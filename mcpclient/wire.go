@@ -33,6 +33,7 @@ type wire struct {
 
 	mu      sync.Mutex
 	refused *HTTPError
+	asking  error                      // a question of the server's this client refused, which ends the call
 	asked   map[string]json.RawMessage // raw elicitation and sampling params, by request id
 	answers map[string]json.RawMessage // our raw answers, by request id
 }
@@ -70,6 +71,23 @@ func (w *wire) lastRefusal() *HTTPError {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.refused
+}
+
+// refuse records that a question the server asked on the session was
+// refused, so that the call ends with err whatever the server answers.
+func (w *wire) refuse(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.asking == nil {
+		w.asking = err
+	}
+}
+
+// refusedQuestion returns the first question refusal, if any.
+func (w *wire) refusedQuestion() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.asking
 }
 
 // params returns the raw params of the server's request id.

@@ -170,3 +170,116 @@ func TestBytesPostgresRefuses(t *testing.T) {
 		t.Errorf("the waiting call: %s %s", done.Status, done.Result)
 	}
 }
+
+// heldByteServer is a handshake-era server holding a session, whose one
+// tool "ask" asks one question with params, raw on the wire, on the
+// tools/call stream, and finishes with the reply it got as its text. It
+// returns its URL and a channel of the replies.
+func heldByteServer(t *testing.T, params string) (string, <-chan string) {
+	t.Helper()
+	got := make(chan string, 1)
+	seen := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		event := func(data string) {
+			_, _ = fmt.Fprintf(w, "event: message\r\ndata: %s\r\n\r\n", data)
+			w.(http.Flusher).Flush()
+		}
+		stream := func() {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Mcp-Session-Id", "s1")
+			w.WriteHeader(http.StatusOK)
+		}
+		switch {
+		case r.Method != http.MethodPost:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case msg.Method == "initialize":
+			stream()
+			event(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"protocolVersion":"2025-11-25",` +
+				`"capabilities":{"tools":{}},"serverInfo":{"name":"held-bytes","version":"1"}}}`)
+		case msg.Method == "tools/list":
+			stream()
+			event(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"tools":[{"name":"ask","inputSchema":{"type":"object"}}]}}`)
+		case msg.Method == "tools/call":
+			stream()
+			event(`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":` + params + `}`)
+			select {
+			case reply := <-got:
+				seen <- reply
+				text, _ := json.Marshal(reply)
+				event(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"content":[{"type":"text","text":` + string(text) + `}]}}`)
+			case <-r.Context().Done():
+			}
+		case msg.Method == "":
+			w.WriteHeader(http.StatusAccepted)
+			got <- string(body)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, seen
+}
+
+// TestHeldBytesPostgresRefuses: a handshake-era server asks, on the
+// session it holds, a question with bytes Postgres refuses (raw on the
+// wire) or past the limits. The call ends with a clear error, before
+// anything is stored; the server is told no without Postgres's words; the
+// person's pages, the history's search among them, answer 200.
+func TestHeldBytesPostgresRefuses(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	const schema = `"requestedSchema":{"type":"object","properties":{"note":{"type":"string"}}}`
+	cases := map[string]struct{ params, words string }{
+		"raw": {"{\"mode\":\"form\",\"message\":\"x\xff\xfey\"," + schema + "}",
+			"The call failed: the server sent bytes that are not valid UTF-8 in its questions"},
+		"nul": {`{"mode":"form","message":"before\u0000after",` + schema + `}`,
+			`The call failed: the server sent a NUL character (\u0000) in its questions`},
+		"surrogate": {`{"mode":"form","message":"x\ud800y",` + schema + `}`,
+			"The call failed: the server sent half a UTF-16 surrogate pair"},
+		"long": {`{"mode":"form","message":"` + strings.Repeat("m", 5<<20) + `",` + schema + `}`,
+			`The call failed: the server sent a question ("elicitation") with a message of 5.0 MiB; this client shows at most 16 KiB.`},
+	}
+	var servers []string
+	replies := map[string]<-chan string{}
+	for name, tc := range cases {
+		url, seen := heldByteServer(t, tc.params)
+		servers = append(servers, name+"[2025-11-25]="+url)
+		replies[name] = seen
+	}
+	a := startInstance(t, db, map[string]string{"MCP_SERVERS": strings.Join(servers, ",")}, nil)
+	c := newClient(t, db)
+	c.login(a.URL, "admin", adminPassword)
+	for name, tc := range cases {
+		status, b := c.do("POST", a.URL+"/api/v1/calls", "application/json", `{"server":"`+name+`","tool":"ask","arguments":{}}`)
+		if status != http.StatusCreated {
+			t.Errorf("%s: start: %d %s", name, status, b)
+			continue
+		}
+		call := c.waitFor(a.URL, decodeCall(t, b).ID, 30*time.Second, func(c apiCall) bool { return isDone(c) || c.Status == "input_required" })
+		if call.Status != "failed" || call.Error == nil || !strings.Contains(call.Error.Message, tc.words) {
+			t.Errorf("%s: %s %+v, want failed saying %q", name, call.Status, call.Error, tc.words)
+		}
+		if call.Round != nil {
+			t.Errorf("%s: a round was stored: %+v", name, call.Round)
+		}
+		select {
+		case reply := <-replies[name]:
+			if !strings.Contains(reply, `"error"`) || strings.Contains(reply, "SQLSTATE") {
+				t.Errorf("%s: the server was told %s, want an error without Postgres's words", name, reply)
+			}
+		default:
+			t.Errorf("%s: the server was not told no", name)
+		}
+	}
+	for _, page := range []string{"/", "/inbox", "/calls", "/calls?q=after", "/admin/calls", "/admin"} {
+		if status, body := c.do("GET", a.URL+page, "", ""); status != http.StatusOK {
+			t.Errorf("%s: %d %.300s", page, status, body)
+		}
+	}
+}

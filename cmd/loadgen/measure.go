@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -206,33 +207,68 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 		{"call page", "/calls/" + callID},
 		{"call API", "/api/v1/calls/" + callID},
 	}
+	// readPage has 4 readers read a page for d, into st.
+	readPage := func(path string, st *stats, d time.Duration) {
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					d, err := get(f.urls[i%len(f.urls)] + path)
+					if ctx.Err() != nil {
+						return
+					}
+					if err != nil {
+						st.failed(ctx, err)
+						continue
+					}
+					st.answered(d)
+				}
+			})
+		}
+		wg.Wait()
+	}
 	readPages := func(suffix string) error {
 		for _, page := range pages {
 			s := series{name: page.name + suffix}
 			for range o.runs {
 				st := &stats{}
 				st.measuring.Store(true)
-				ctx, cancel := context.WithTimeout(ctx, o.duration)
-				var wg sync.WaitGroup
-				for i := range 4 {
-					wg.Go(func() {
-						for ctx.Err() == nil {
-							d, err := get(f.urls[i%len(f.urls)] + page.path)
-							if ctx.Err() != nil {
-								return
-							}
-							if err != nil {
-								st.failed(ctx, err)
-								continue
-							}
-							st.answered(d)
-						}
-					})
-				}
-				wg.Wait()
-				cancel()
+				readPage(page.path, st, o.duration)
 				s.results = append(s.results, st.result(o.duration))
 			}
+			s.print()
+			if err := s.check(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// readPagesUntil reads the pages in turn, each for o.duration, until a
+	// turn ends with done closed, and prints each page's figures over all of it.
+	readPagesUntil := func(suffix string, done <-chan struct{}) error {
+		all := make([]*stats, len(pages))
+		spent := make([]time.Duration, len(pages))
+		for i := range all {
+			all[i] = &stats{}
+			all[i].measuring.Store(true)
+		}
+		for finished := false; !finished; {
+			for i, page := range pages {
+				readPage(page.path, all[i], o.duration)
+				spent[i] += o.duration
+			}
+			select {
+			case <-done:
+				finished = true
+			case <-ctx.Done():
+				return ctx.Err()
+			default:
+			}
+		}
+		for i, page := range pages {
+			s := series{name: page.name + suffix, results: []result{all[i].result(max(spent[i], o.duration))}}
 			s.print()
 			if err := s.check(); err != nil {
 				return err
@@ -250,26 +286,28 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 	if err != nil {
 		return err
 	}
-	deleted := make(chan int, 1)
-	delCtx, stopDeleting := context.WithCancel(ctx)
+	// The pages are read until the retention has deleted every old call
+	// (a million rounds of ten million).
+	var n int
+	var delErr error
+	deleting := make(chan struct{})
 	deleteBegan := time.Now()
 	go func() {
-		n := 0
-		for delCtx.Err() == nil {
-			k, err := st.DeleteFinishedCalls(delCtx, time.Now().Add(-90*24*time.Hour), 1000)
+		defer close(deleting)
+		for ctx.Err() == nil {
+			k, err := st.DeleteFinishedCalls(ctx, time.Now().Add(-90*24*time.Hour), 1000)
 			n += k
 			if err != nil || k == 0 {
-				break
+				delErr = err
+				return
 			}
 		}
-		deleted <- n
 	}()
-	err = readPages(" (deleting)")
-	stopDeleting()
-	n := <-deleted
+	err = readPagesUntil(" (deleting)", deleting)
+	<-deleting
 	fmt.Printf("retention deleted %d calls (%d rounds) in %s while the pages were read\n", n, 2*n,
 		time.Since(deleteBegan).Round(time.Millisecond))
-	if err != nil {
+	if err := errors.Join(err, delErr); err != nil {
 		return err
 	}
 	fmt.Printf("instance RSS before seeding: %s; after the reads: %s\n", mib(rssBefore), mib(f.rss()))

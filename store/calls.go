@@ -440,21 +440,40 @@ type SettledItem struct {
 	EndedAt    time.Time `db:"ended_at"`
 }
 
+// settledCalls is how many of a person's most recently changed calls
+// Settled looks through.
+const settledCalls = 30
+
 // Settled lists the rounds that would have been in a person's inbox and
-// ended since, latest first.
+// ended since, latest first, from the person's settledCalls most recently
+// changed calls.
 func (s *Store) Settled(ctx context.Context, person string, since time.Time, limit int) ([]SettledItem, error) {
+	// A round's end changes its call, so its call is among the person's
+	// calls changed since: read from the settledCalls most recently changed
+	// (each name the person answers for, by index), not from every round
+	// that ended lately.
 	rows, _ := s.pool.Query(ctx, `
+		with names as (
+			select $1::text as name
+			union all
+			select 'team:' || t.name from teams t
+			join team_members m on m.team_id = t.id join users u on u.id = m.user_id
+			where u.name = $1
+		), recent as (
+			(select c.* from names n cross join lateral (
+				select * from calls c where c.assignee = n.name and c.updated_at >= $2
+				order by c.updated_at desc limit $4) c
+			 union all
+			 (select * from calls c where c.assignee is null and c.owner = $1 and c.updated_at >= $2
+			  order by c.updated_at desc limit $4))
+			order by updated_at desc limit $4
+		)
 		select r.call_id::text as call_id, r.seq, s.name as server_name, c.target, c.title, r.outcome, r.answered_by, r.ended_at
-		from calls c
+		from recent c
 		join rounds r on r.call_id = c.id
 		join servers s on s.id = c.server_id
 		where r.outcome is not null and r.ended_at >= $2
-		  and ((c.assignee is null and c.owner = $1)
-		       or c.assignee = any(array(select $1::text union all
-		                                 select 'team:' || t.name from teams t
-		                                 join team_members m on m.team_id = t.id join users u on u.id = m.user_id
-		                                 where u.name = $1)))
-		order by r.ended_at desc, r.call_id, r.seq desc limit $3`, person, since, limit)
+		order by r.ended_at desc, r.call_id, r.seq desc limit $3`, person, since, limit, settledCalls)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[SettledItem])
 }
 

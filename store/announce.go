@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -76,9 +75,6 @@ type announcer struct {
 	notes   []string
 	jobs    bool
 	sending bool
-	// failed counts statements that did not go out; their waiters learn
-	// of the change at their next look.
-	failed atomic.Int64
 }
 
 // announceCooldown is the least time between two announcements of one
@@ -127,9 +123,9 @@ func (a *announcer) send() {
 		a.mu.Unlock()
 		sent := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if _, err := a.pool.Exec(ctx, announceSQL, notes, jobs, riverInsertPayload); err != nil {
-			a.failed.Add(1)
-		}
+		// A statement that does not go out is dropped: its waiters learn of
+		// the change at their next look.
+		_, _ = a.pool.Exec(ctx, announceSQL, notes, jobs, riverInsertPayload)
 		cancel()
 		// What arrives in the next few milliseconds goes out together.
 		time.Sleep(announceCooldown - time.Since(sent))

@@ -6,8 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
@@ -20,7 +23,9 @@ import (
 // commit; what they change is announced after it. The workers still hear
 // of every job at once (River's own poll is an hour here, so a job nobody
 // announced would wait for it), and a waiter hears each change with the
-// round it brought, without reading the call.
+// round it brought, without reading the call. River hears of jobs on the
+// notifier's connection, the instance's only listening one, and again
+// after that connection is cut.
 func TestAnnouncedAfterCommit(t *testing.T) {
 	pool := storetest.NewPool(t)
 	st, err := store.New(pool)
@@ -35,12 +40,12 @@ func TestAnnouncedAfterCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	notifier := store.NewNotifier(pool, log)
+	notifier := store.NewNotifier(pool, log, engine.RiverTopics()...)
 	nctx, stopNotifier := context.WithCancel(ctx)
 	t.Cleanup(stopNotifier)
 	go notifier.Run(nctx)
 	eng, err := engine.New(pool, st, mcpclient.New(mcpclient.Options{}), engine.Config{FetchPollInterval: time.Hour,
-		Capabilities: mcpclient.Capabilities{FormElicitation: true}}, log)
+		Capabilities: mcpclient.Capabilities{FormElicitation: true}, Notifier: notifier}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,13 +64,19 @@ func TestAnnouncedAfterCommit(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // past the engine's first fetch
 
-	call, err := st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool,
-		Target: "book_flight", Arguments: json.RawMessage(`{}`)})
-	if err != nil {
-		t.Fatal(err)
+	start := func() (*store.Call, <-chan struct{}, func() *store.CallNote) {
+		t.Helper()
+		id := store.NewCallID()
+		notes, latest, stop := notifier.Watch(id)
+		t.Cleanup(stop)
+		call, err := st.CreateCall(ctx, store.NewCall{ID: id, ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool,
+			Target: "book_flight", Arguments: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return call, notes, latest
 	}
-	notes, latest, stop := notifier.Watch(call.ID)
-	defer stop()
+	call, notes, latest := start()
 	next := func(want string, seq int) *store.CallNote {
 		t.Helper()
 		timeout := time.After(20 * time.Second)
@@ -105,5 +116,39 @@ func TestAnnouncedAfterCommit(t *testing.T) {
 	done := next(store.CallComplete, 2)
 	if len(done.Result) == 0 {
 		t.Fatalf("the note of the result carries none: %+v", done)
+	}
+
+	// One connection listens, for the notifier and River both.
+	rows, _ := pool.Query(ctx, `select application_name || ': ' || query from pg_stat_activity
+		where datname = current_database() and (query ilike 'listen%' or application_name = 'rounds notifier')`)
+	listeners, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listeners) != 1 || !strings.HasPrefix(listeners[0], "rounds notifier: ") {
+		t.Fatalf("listening connections: %q, want the notifier's alone", listeners)
+	}
+	// Cut it: both hear again once it is back.
+	var cut int
+	if err := pool.QueryRow(ctx, `select pg_terminate_backend(pid)::int * pid from pg_stat_activity
+		where datname = current_database() and application_name = 'rounds notifier'`).Scan(&cut); err != nil || cut == 0 {
+		t.Fatal("cutting the notifier's connection:", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var back bool
+		if err := pool.QueryRow(ctx, `select exists (select from pg_stat_activity
+			where datname = current_database() and application_name = 'rounds notifier' and pid <> $1)`, cut).Scan(&back); err != nil {
+			t.Fatal(err)
+		}
+		if back && notifier.Listening() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the notifier did not listen again")
+		}
+	}
+	call, notes, latest = start()
+	if again := next(store.CallInputRequired, 1); again.Round == nil {
+		t.Fatalf("the note of the round after the cut carries no round: %+v", again)
 	}
 }

@@ -59,7 +59,8 @@ type Config struct {
 	// common server-side timeout. A server may have its own.
 	HeldTimeout time.Duration
 	// Notifier wakes a held call when its question is answered, on any
-	// instance; without it the holder only polls.
+	// instance; without it the holder only polls. Made with RiverTopics,
+	// it carries River's notifications too (see listener.go).
 	Notifier *store.Notifier
 	// Mail sends round mail; nil means none is sent. PublicURL starts the
 	// links in it.
@@ -187,7 +188,7 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 	if err := river.AddWorkerSafely(workers, &retentionWorker{e: e}); err != nil {
 		return nil, err
 	}
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+	rc, err := river.NewClient(newDriver(pool, e.cfg.Notifier), &river.Config{
 		ID:           e.cfg.InstanceID,
 		PeriodicJobs: e.periodicJobs(),
 		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}},
@@ -206,6 +207,17 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 		return nil, err
 	}
 	e.river = rc
+	if n := e.cfg.Notifier; n != nil {
+		// Say which changes to sign-ins this instance has heard of, so the
+		// request that made one can wait for every instance (store/authcache.go).
+		n.OnAuthHeard(func(seq int64) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := st.AuthHeard(ctx, e.cfg.InstanceID, seq); err != nil {
+				log.Warn("recording a change to sign-ins heard", "err", err)
+			}
+		})
+	}
 	return e, nil
 }
 

@@ -46,6 +46,9 @@ func (e *Engine) startHeartbeat(ctx context.Context) {
 		tick := time.NewTicker(e.cfg.HeartbeatInterval)
 		defer tick.Stop()
 		for {
+			if e.cfg.Notifier != nil {
+				hb.AuthHeard = e.cfg.Notifier.AuthHeard()
+			}
 			if err := e.store.Beat(ctx, hb); err != nil && ctx.Err() == nil {
 				e.log.WarnContext(ctx, "heartbeat", "err", err)
 			}

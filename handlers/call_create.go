@@ -36,7 +36,7 @@ func (h *Handler) callCreate(c echo.Context) error {
 			if assigneeErr != "" {
 				vm.Errors = append(vm.Errors, views.ErrorLink{Href: "#call-assignee", Message: assigneeErr})
 			}
-			return render(c, http.StatusUnprocessableEntity, views.ToolPage(*vm))
+			return h.renderToolPage(c, http.StatusUnprocessableEntity, vm)
 		}
 		if content != nil {
 			args = content
@@ -44,20 +44,34 @@ func (h *Handler) callCreate(c echo.Context) error {
 	}
 	if assigneeErr != "" {
 		vm.Errors = []views.ErrorLink{{Href: "#call-assignee", Message: assigneeErr}}
-		return render(c, http.StatusUnprocessableEntity, views.ToolPage(*vm))
+		return h.renderToolPage(c, http.StatusUnprocessableEntity, vm)
 	}
 	raw, err := marshalNoEscape(args)
 	if err != nil {
 		return err
 	}
-	call, err := h.store.CreateCall(ctx, store.NewCall{
+	return h.startCall(c, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: vm.Name, Title: vm.Title, Arguments: raw,
 		Assignee: vm.Assignee.Value,
 		Audit:    h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "tool": vm.Name, "assignee": assigneeOr(vm.Assignee.Value, h.person(c))}),
 	})
+}
+
+// startCall stores a call started from a page and sends the person to its
+// page, once the server's first reply is in or settleWait has passed
+// (see settle): the page then shows the first round or the result.
+func (h *Handler) startCall(c echo.Context, nc store.NewCall) error {
+	ctx := c.Request().Context()
+	nc.ID = store.NewCallID()
+	w := h.watch(nc.ID, settleWait)
+	if w != nil {
+		defer w.stop()
+	}
+	call, err := h.store.CreateCall(ctx, nc)
 	if err != nil {
 		return err
 	}
+	w.settle(ctx, call)
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }
 

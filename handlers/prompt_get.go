@@ -51,14 +51,10 @@ func (h *Handler) promptGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	call, err := h.store.CreateCall(ctx, store.NewCall{
+	return h.startCall(c, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodGetPrompt, Target: prompt.Name, Title: prompt.Title, Arguments: raw,
 		Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "prompt": prompt.Name}),
 	})
-	if err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }
 
 // checkPromptArguments checks an API call's prompt arguments: strings, each

@@ -70,14 +70,10 @@ func (h *Handler) resourceRead(c echo.Context) error {
 	if err := checkURI(uri); err != nil {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
 	}
-	call, err := h.store.CreateCall(ctx, store.NewCall{
+	return h.startCall(c, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodReadResource, Target: uri,
 		Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "uri": uri}),
 	})
-	if err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }
 
 // expandTemplate makes a URI of a resource template and its variables.

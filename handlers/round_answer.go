@@ -20,64 +20,92 @@ import (
 func (h *Handler) roundAnswer(c echo.Context) error {
 	ctx := c.Request().Context()
 	person := h.person(c)
-	call, round, err := h.ownedRound(c, person)
-	if err != nil {
-		return err
+	seq, err := strconv.Atoi(c.Param("seq"))
+	if err != nil || seq < 1 {
+		return store.ErrNotFound
 	}
 	values, err := c.FormParams()
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
 	}
-	qs, err := questionsOf(round)
-	if err != nil {
+	// Listening starts before the answer is stored, so the server's reply
+	// is heard however soon it comes (see settle).
+	w := h.watch(c.Param("id"), settleWait)
+	if w != nil {
+		defer w.stop()
+	}
+	// Read, check and store in one transaction, as the API does.
+	var (
+		round   *store.Round
+		qs      []question
+		actions []string
+		stale   bool
+		invalid bool
+	)
+	call, err := h.store.AnswerChecked(ctx, c.Param("id"), seq, func(call *store.Call, r *store.Round) (store.Decision, error) {
+		if ok, err := h.mayOpen(ctx, call); err != nil {
+			return store.Decision{}, err
+		} else if !ok {
+			return store.Decision{}, notFoundErr("call")
+		}
+		round = r
+		var err error
+		if qs, err = questionsOf(r); err != nil {
+			return store.Decision{}, err
+		}
+		if r.Status != store.RoundPending || r.Seq != call.CurrentSeq {
+			stale = true
+			return store.Decision{}, errStale
+		}
+		withRoots(qs, call)
+		var responses json.RawMessage
+		var ok bool
+		if responses, actions, ok = decodeAnswers(qs, values); !ok {
+			invalid = true
+			return store.Decision{}, errStale
+		}
+		d := store.Decision{Responses: responses, By: person, Audit: []store.AuditEntry{h.answerAudit(c, call, seq, responses)}}
+		if r.HeldBy == nil && refused(qs, responses) {
+			d.Refusal = refusedSampling
+		}
+		return d, nil
+	})
+	switch {
+	case stale:
+		return h.renderUnsent(c, c.Param("id"), h.notWaiting(ctx, &store.Call{ID: c.Param("id")}, round), qs, values)
+	case invalid:
+		return h.renderInvalid(c, c.Param("id"), round, qs, values, actions)
+	case errors.Is(err, store.ErrConflict):
+		return h.renderUnsent(c, c.Param("id"), err.Error(), qs, values)
+	case err != nil:
 		return err
 	}
-	if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
-		return h.renderUnsent(c, call.ID, h.notWaiting(ctx, call, round), qs, values)
-	}
-	withRoots(qs, call)
-	responses, actions, ok := decodeAnswers(qs, values)
-	if !ok {
-		// Keep what was typed, as a draft, should the person leave now.
-		if draft, size := draftFields(values, len(qs)); size <= maxDraftBytes {
-			if err := h.store.SaveDraft(ctx, call.ID, round.Seq, draft); err != nil && !errors.Is(err, store.ErrConflict) {
-				return err
-			}
-		}
-		vm, err := h.callVM(ctx, call.ID, person)
-		if err != nil {
-			return err
-		}
-		if vm.Current, err = currentRoundVM(call, round, qs, actions); err != nil {
-			return err
-		}
-		if len(vm.Current.Errors) == 0 {
-			vm.Current.Errors = []views.ErrorLink{{Href: "#" + actionID(0), Message: "Some answers need another look."}}
-		}
-		noPrefetch(c)
-		return render(c, http.StatusUnprocessableEntity, views.CallPage(*vm))
-	}
-	_, err = h.answerRound(c, call, round, qs, responses, person)
-	if errors.Is(err, store.ErrConflict) {
-		return h.renderUnsent(c, call.ID, err.Error(), qs, values)
-	}
-	if err != nil {
-		return err
-	}
+	w.settle(ctx, call)
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }
 
-// answerRound stores a round's answers and sends them on, with the audit
-// entry in the same transaction; a declined sampling request instead ends
-// the call with no retry, except on a held session, where the server waits
-// for the refusal. It returns the call's new status when it knows it.
-func (h *Handler) answerRound(c echo.Context, call *store.Call, round *store.Round, qs []question, responses json.RawMessage, person string) (store.CallChange, error) {
+// renderInvalid shows the round again with what was typed and what needs
+// another look, and keeps what was typed as a draft, should the person
+// leave now.
+func (h *Handler) renderInvalid(c echo.Context, callID string, round *store.Round, qs []question, values url.Values, actions []string) error {
 	ctx := c.Request().Context()
-	entry := h.answerAudit(c, call, round.Seq, responses)
-	if round.HeldBy == nil && refused(qs, responses) {
-		return store.CallChange{}, h.store.RefuseRound(ctx, call.ID, round.Seq, responses, person, refusedSampling, entry)
+	if draft, size := draftFields(values, len(qs)); size <= maxDraftBytes {
+		if err := h.store.SaveDraft(ctx, callID, round.Seq, draft); err != nil && !errors.Is(err, store.ErrConflict) {
+			return err
+		}
 	}
-	return h.store.AnswerRoundChange(ctx, call.ID, round.Seq, responses, person, entry)
+	vm, call, err := h.callView(ctx, callID)
+	if err != nil {
+		return err
+	}
+	if vm.Current, err = currentRoundVM(call, round, qs, actions); err != nil {
+		return err
+	}
+	if len(vm.Current.Errors) == 0 {
+		vm.Current.Errors = []views.ErrorLink{{Href: "#" + actionID(0), Message: "Some answers need another look."}}
+	}
+	noPrefetch(c)
+	return render(c, http.StatusUnprocessableEntity, views.CallPage(*vm))
 }
 
 // ownedRound loads the call and round named in the path, in one read.

@@ -21,13 +21,27 @@ const argsPrefix = "arg."
 // toolShow renders the form that starts a call, generated from the tool's
 // inputSchema.
 func (h *Handler) toolShow(c echo.Context) error {
-	vm, _, err := h.toolPage(c.Request().Context(), c.Param("server"), c.Param("tool"))
+	ctx := c.Request().Context()
+	vm, _, err := h.toolPage(ctx, c.Param("server"), c.Param("tool"))
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.ToolPage(*vm))
+	return h.renderToolPage(c, http.StatusOK, vm)
 }
 
+// renderToolPage shows the tool's form, with whom its rounds may be
+// assigned to: read only when the form is shown, not when it is posted.
+func (h *Handler) renderToolPage(c echo.Context, status int, vm *views.ToolPageVM) error {
+	choices, err := h.assigneeChoices(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	vm.Assignee.Choices = choices
+	return render(c, status, views.ToolPage(*vm))
+}
+
+// toolPage reads the server and builds the form that starts a call of
+// its tool.
 func (h *Handler) toolPage(ctx context.Context, serverName, toolName string) (*views.ToolPageVM, *store.Server, error) {
 	srv, err := h.store.ServerByName(ctx, serverName)
 	if err != nil {
@@ -44,15 +58,10 @@ func (h *Handler) toolPage(ctx context.Context, serverName, toolName string) (*v
 	if form.HasDateTime() {
 		_ = form.SetTimeZone(views.ZoneOf(ctx).Name)
 	}
-	choices, err := h.assigneeChoices(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
 	return &views.ToolPageVM{
 		Server: srv.Name, Name: tool.Name, Title: cmp.Or(toolTitle(tool), tool.Name), Description: tool.Description,
-		Action:   "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(tool.Name),
-		Form:     form,
-		Assignee: views.AssigneeVM{Choices: choices},
+		Action: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(tool.Name),
+		Form:   form,
 	}, srv, nil
 }
 

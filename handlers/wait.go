@@ -16,6 +16,9 @@ import (
 const (
 	maxWait        = 30 * time.Second
 	maxHeldWaiters = 1000
+	// settleWait is how long a page's POST that sends a call on waits for
+	// the server's reply before its redirect (see settle).
+	settleWait = 3 * time.Second
 )
 
 // waitParams reads ?wait=5s from the request; zero means do not wait.
@@ -132,6 +135,36 @@ func (w *watcher) until(ctx context.Context, call *store.Call, changed func(*sto
 		}
 		if call, err = w.h.store.Call(ctx, w.id); err != nil || changed(call) || call.Finished() {
 			return call, nil, err
+		}
+	}
+}
+
+// settle holds a page's POST that just sent call on (an answer, a start)
+// until the call moves on again (the server's next round, its result, an
+// error, a retry) or settleWait passes. The page the POST then leads to
+// shows where the call stands, with no live request to learn it; the
+// notifications tell all, so settling reads nothing. A nil watcher (no
+// notifications, too many held) does not wait.
+func (w *watcher) settle(ctx context.Context, call *store.Call) {
+	if w == nil || call.Finished() {
+		return
+	}
+	deadline := time.NewTimer(w.wait)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.h.draining:
+			return
+		case <-deadline.C:
+			return
+		case <-w.notes:
+			note := w.latest()
+			if note == nil || note.UpdatedAt.After(call.UpdatedAt) ||
+				(note.Status != store.CallQueued && note.Status != store.CallRunning) {
+				return
+			}
 		}
 	}
 }

@@ -121,7 +121,7 @@ func (s *Store) ServerRoundTTL(ctx context.Context, serverID int64) (time.Durati
 
 // SetUserAdmin grants or takes away a user's admin rights.
 func (s *Store) SetUserAdmin(ctx context.Context, name string, admin bool) error {
-	defer s.forgetAuth()
+	defer s.authChanged(ctx)
 	return s.execOne(ctx, "user "+name,
 		`update users set is_admin = $2, updated_at = now() where name = $1`, name, admin)
 }
@@ -135,7 +135,7 @@ func (s *Store) SetUserPassword(ctx context.Context, name, password string) erro
 	if err != nil {
 		return &Error{Kind: ErrInvalid, Message: "The password cannot be used: " + err.Error()}
 	}
-	defer s.forgetAuth()
+	defer s.authChanged(ctx)
 	return s.updateUserEndingSessions(ctx, name, `update users set password_hash = $2, updated_at = now()
 		where name = $1 returning id`, name, string(h))
 }

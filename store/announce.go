@@ -80,7 +80,7 @@ type announcer struct {
 // announceCooldown is the least time between two announcements of one
 // instance: a few milliseconds on a round's way, against a transaction
 // for each commit.
-const announceCooldown = 5 * time.Millisecond
+const announceCooldown = 15 * time.Millisecond
 
 func (a *announcer) add(notes []string, jobs bool) {
 	if len(notes) == 0 && !jobs {

@@ -495,7 +495,16 @@ const waitingCount = `
 // concurrent submits through, on any instance. The others get ErrConflict.
 // An audit entry given is written in the same transaction.
 func (s *Store) AnswerRound(ctx context.Context, callID string, seq int, responses json.RawMessage, by string, audit ...AuditEntry) error {
-	_, err := s.AnswerRoundChange(ctx, callID, seq, responses, by, audit...)
+	var expired bool
+	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := s.answerTx(ctx, tx, callID, seq, responses, by, audit, &expired)
+		return err
+	})
+	if expired {
+		if err := s.ExpireRound(ctx, auditInstance(audit), callID, seq); err != nil {
+			return err
+		}
+	}
 	return err
 }
 
@@ -503,24 +512,6 @@ func (s *Store) AnswerRound(ctx context.Context, callID string, seq int, respons
 type CallChange struct {
 	Status    string
 	UpdatedAt time.Time
-}
-
-// AnswerRoundChange is AnswerRound, returning the call's new status, so
-// the caller need not read the call again.
-func (s *Store) AnswerRoundChange(ctx context.Context, callID string, seq int, responses json.RawMessage, by string, audit ...AuditEntry) (CallChange, error) {
-	var expired bool
-	var change CallChange
-	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		change, err = s.answerTx(ctx, tx, callID, seq, responses, by, audit, &expired)
-		return err
-	})
-	if expired {
-		if err := s.ExpireRound(ctx, auditInstance(audit), callID, seq); err != nil {
-			return change, err
-		}
-	}
-	return change, err
 }
 
 func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int, responses json.RawMessage, by string, audit []AuditEntry, expired *bool) (CallChange, error) {

@@ -39,19 +39,23 @@ type Heartbeat struct {
 	PID       int
 	StartedAt time.Time
 	Interval  time.Duration
+	// AuthHeard is the last change to sign-ins the instance has heard of
+	// (see authCache).
+	AuthHeard int64
 }
 
 // Beat records that the instance is alive, with the River jobs it is
 // running now (River's client id is the instance id).
 func (s *Store) Beat(ctx context.Context, hb Heartbeat) error {
 	_, err := s.pool.Exec(ctx, `
-		insert into instances (id, version, hostname, pid, started_at, last_seen_at, interval_ms, jobs_running)
+		insert into instances (id, version, hostname, pid, started_at, last_seen_at, interval_ms, jobs_running, auth_heard)
 		values ($1, $2, $3, $4, $5, now(), $6,
 		        (select count(*) from river_job
-		         where state = 'running' and attempted_by[cardinality(attempted_by)] = $1))
+		         where state = 'running' and attempted_by[cardinality(attempted_by)] = $1), $7)
 		on conflict (id) do update
-		set last_seen_at = now(), jobs_running = excluded.jobs_running, stopped_at = null`,
-		hb.ID, hb.Version, hb.Hostname, hb.PID, hb.StartedAt, hb.Interval.Milliseconds())
+		set last_seen_at = now(), jobs_running = excluded.jobs_running, stopped_at = null,
+		    auth_heard = greatest(instances.auth_heard, excluded.auth_heard)`,
+		hb.ID, hb.Version, hb.Hostname, hb.PID, hb.StartedAt, hb.Interval.Milliseconds(), hb.AuthHeard)
 	return err
 }
 

@@ -4,33 +4,123 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Notifier listens for call changes on one connection and wakes the
 // requests waiting on them. Notifications come from a trigger on calls, so
-// every instance hears every change.
+// every instance hears every change. The same connection listens for
+// River's workers too (see Relay): Postgres wakes every listening
+// connection of the database for every notification, each waking costing
+// a transaction, so an instance keeps one.
 type Notifier struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
+	// relayed are the channels listened on for Relay, without the schema
+	// that qualifies them.
+	relayed []string
 
 	mu      sync.Mutex
 	waiters map[string]map[chan struct{}]*CallNote
 	// onAuth is called when users or tokens change, and whenever
 	// notifications may have been missed.
 	onAuth []func()
-	// up is closed while the listening connection is down, so waiters fall
+	// heard is the number of the last change to sign-ins heard (see
+	// authCache), handed to onHeard after onAuth has run.
+	heard   int64
+	onHeard func(int64)
+	// listening is false while the connection is down, so waiters fall
 	// back to their own deadline instead of trusting silence.
 	listening bool
+	// up is closed once listening, and replaced when the connection goes.
+	up chan struct{}
+	// schema qualifies the relayed channels' names on this connection.
+	schema string
+	relays map[*Relay]struct{}
+}
+
+// Notification is a notification heard for a Relay, on a channel named
+// without its schema.
+type Notification struct {
+	Channel string
+	Payload string
+}
+
+// Relay hands on what the notifier hears on the channels it relays.
+type Relay struct {
+	n *Notifier
+	// C receives the notifications; one that finds C full is dropped, and
+	// its listener learns of the change by polling.
+	C chan Notification
+	// Lost is closed when the connection these came over is gone: what
+	// was sent meanwhile went unheard.
+	Lost chan struct{}
+	// Schema qualifies the channels' names.
+	Schema string
 }
 
 // NewNotifier returns a Notifier; Run starts it.
-func NewNotifier(pool *pgxpool.Pool, log *slog.Logger) *Notifier {
-	return &Notifier{pool: pool, log: log, waiters: map[string]map[chan struct{}]*CallNote{}}
+// Channels given in relayed (named without their schema, as River names
+// them) are listened on too, for Relay.
+func NewNotifier(pool *pgxpool.Pool, log *slog.Logger, relayed ...string) *Notifier {
+	return &Notifier{pool: pool, log: log, relayed: relayed, up: make(chan struct{}),
+		waiters: map[string]map[chan struct{}]*CallNote{}, relays: map[*Relay]struct{}{}}
+}
+
+// Relay waits until the notifier listens, and returns what it hears on
+// the relayed channels from then on, until the connection goes (Lost).
+func (n *Notifier) Relay(ctx context.Context) (*Relay, error) {
+	for {
+		n.mu.Lock()
+		up, listening := n.up, n.listening
+		if listening {
+			r := &Relay{n: n, C: make(chan Notification, 1000), Lost: make(chan struct{}), Schema: n.schema}
+			n.relays[r] = struct{}{}
+			n.mu.Unlock()
+			return r, nil
+		}
+		n.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-up:
+		}
+	}
+}
+
+// Relays reports whether channel (named without its schema) is relayed.
+func (n *Notifier) Relays(channel string) bool {
+	return slices.Contains(n.relayed, channel)
+}
+
+// Close stops the relay.
+func (r *Relay) Close() {
+	r.n.mu.Lock()
+	delete(r.n.relays, r)
+	r.n.mu.Unlock()
+}
+
+// relay hands a notification on a relayed channel to every relay.
+func (n *Notifier) relay(channel, payload string) {
+	name, ok := strings.CutPrefix(channel, n.schema+".")
+	if !ok {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for r := range n.relays {
+		select {
+		case r.C <- Notification{Channel: name, Payload: payload}:
+		default:
+		}
+	}
 }
 
 // Run listens until ctx ends, reconnecting after failures.
@@ -54,34 +144,62 @@ func (n *Notifier) listen(ctx context.Context) error {
 		return err
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "listen call_changed; listen auth_changed"); err != nil {
-		return err
-	}
 	defer func() {
 		// Do not hand a listening connection back to the pool.
 		_ = conn.Conn().Close(context.Background())
 	}()
+	var schema string
+	if err := conn.QueryRow(ctx, "select current_schema()").Scan(&schema); err != nil {
+		return err
+	}
+	// Named, so that pg_stat_activity tells it apart.
+	listen := "set application_name = 'rounds notifier'; listen call_changed; listen auth_changed"
+	for _, ch := range n.relayed {
+		listen += "; listen " + pgx.Identifier{schema + "." + ch}.Sanitize()
+	}
+	if _, err := conn.Exec(ctx, listen); err != nil {
+		return err
+	}
+	// Every change to sign-ins from here on is heard: what came before is
+	// forgotten (below), so all up to the last are heard.
+	var last int64
+	if err := conn.QueryRow(ctx, authChangesSQL).Scan(&last); err != nil {
+		return err
+	}
 	n.mu.Lock()
-	n.listening = true
+	n.listening, n.schema = true, schema
+	close(n.up)
 	n.mu.Unlock()
 	defer func() {
 		n.mu.Lock()
 		n.listening = false
+		n.up = make(chan struct{})
+		for r := range n.relays {
+			close(r.Lost)
+			delete(n.relays, r)
+		}
 		n.mu.Unlock()
 	}()
 	n.wakeAll() // changes before we listened were not heard
 	n.authChanged()
+	n.authHeard(last)
 	for {
 		note, err := conn.Conn().WaitForNotification(ctx)
 		if err != nil {
 			n.authChanged()
 			return err
 		}
-		if note.Channel == "auth_changed" {
+		switch note.Channel {
+		case "auth_changed":
 			n.authChanged()
-			continue
+			if seq, err := strconv.ParseInt(note.Payload, 10, 64); err == nil {
+				n.authHeard(seq)
+			}
+		case "call_changed":
+			n.wake(note.Payload)
+		default:
+			n.relay(note.Channel, note.Payload)
 		}
-		n.wake(note.Payload)
 	}
 }
 
@@ -91,6 +209,32 @@ func (n *Notifier) OnAuthChanged(f func()) {
 	n.mu.Lock()
 	n.onAuth = append(n.onAuth, f)
 	n.mu.Unlock()
+}
+
+// OnAuthHeard registers f to be told the number of the last change to
+// sign-ins this instance has heard, once its onAuth funcs have run for
+// it. f runs on the listening goroutine, so changes are told in order.
+func (n *Notifier) OnAuthHeard(f func(seq int64)) {
+	n.mu.Lock()
+	n.onHeard = f
+	n.mu.Unlock()
+}
+
+// AuthHeard returns the number of the last change to sign-ins heard.
+func (n *Notifier) AuthHeard() int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.heard
+}
+
+func (n *Notifier) authHeard(seq int64) {
+	n.mu.Lock()
+	n.heard = max(n.heard, seq)
+	f := n.onHeard
+	n.mu.Unlock()
+	if f != nil {
+		f(seq)
+	}
 }
 
 func (n *Notifier) authChanged() {

@@ -45,22 +45,28 @@ func (s *Store) CreateSession(ctx context.Context, userID int64, userAgent, addr
 }
 
 // UserBySession returns the enabled user a live session belongs to, with
-// the session's id: the one lookup a signed-in request costs. The session's
-// last use is written at most once a minute.
+// the session's id: the one lookup a signed-in request costs, remembered
+// for a while (see authCache). The session's last use is written at most
+// once a minute.
 func (s *Store) UserBySession(ctx context.Context, secret string) (*User, int64, error) {
 	sum := sha256.Sum256([]byte(secret))
+	if u, id, ok := s.auth.session(sum); ok {
+		return u, id, nil
+	}
+	gen, cache := s.auth.generation()
 	var (
 		sessionID int64
 		stale     bool
+		expires   time.Time
 	)
 	rows, _ := s.pool.Query(ctx, `
-		select s.id as session_id, s.last_seen_at < now() - interval '1 minute' as stale,
+		select s.id as session_id, s.last_seen_at < now() - interval '1 minute' as stale, s.expires_at,
 		       u.id, u.name, u.password_hash, u.is_admin, u.disabled, u.created_at, u.updated_at, u.time_zone
 		from sessions s join users u on u.id = s.user_id
 		where s.secret_hash = $1 and s.expires_at > now() and not u.disabled`, sum[:])
 	u, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (*User, error) {
 		var u User
-		err := row.Scan(&sessionID, &stale, &u.ID, &u.Name, &u.PasswordHash, &u.IsAdmin, &u.Disabled, &u.CreatedAt, &u.UpdatedAt, &u.TimeZone)
+		err := row.Scan(&sessionID, &stale, &expires, &u.ID, &u.Name, &u.PasswordHash, &u.IsAdmin, &u.Disabled, &u.CreatedAt, &u.UpdatedAt, &u.TimeZone)
 		return &u, err
 	})
 	if err != nil {
@@ -70,6 +76,9 @@ func (s *Store) UserBySession(ctx context.Context, secret string) (*User, int64,
 		if _, err := s.pool.Exec(ctx, `update sessions set last_seen_at = now() where id = $1`, sessionID); err != nil {
 			return nil, 0, err
 		}
+	}
+	if cache {
+		s.auth.putSession(gen, sum, u, sessionID, expires)
 	}
 	return u, sessionID, nil
 }
@@ -83,6 +92,7 @@ func (s *Store) Sessions(ctx context.Context, userID int64) ([]Session, error) {
 
 // EndSession ends the session a cookie's secret belongs to.
 func (s *Store) EndSession(ctx context.Context, secret string) error {
+	defer s.authChanged(ctx)
 	sum := sha256.Sum256([]byte(secret))
 	_, err := s.pool.Exec(ctx, `delete from sessions where secret_hash = $1`, sum[:])
 	return err
@@ -90,11 +100,13 @@ func (s *Store) EndSession(ctx context.Context, secret string) error {
 
 // EndUserSession ends one of a user's sessions.
 func (s *Store) EndUserSession(ctx context.Context, userID, sessionID int64) error {
+	defer s.authChanged(ctx)
 	return s.execOne(ctx, "session", `delete from sessions where id = $1 and user_id = $2`, sessionID, userID)
 }
 
 // EndUserSessions ends every session of a user, and says how many there were.
 func (s *Store) EndUserSessions(ctx context.Context, userID int64) (int64, error) {
+	defer s.authChanged(ctx)
 	tag, err := s.pool.Exec(ctx, `delete from sessions where user_id = $1`, userID)
 	return tag.RowsAffected(), err
 }

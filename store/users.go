@@ -98,7 +98,7 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 // SetUserDisabled disables or enables a user. Disabling ends all their
 // sessions.
 func (s *Store) SetUserDisabled(ctx context.Context, name string, disabled bool) error {
-	defer s.forgetAuth()
+	defer s.authChanged(ctx)
 	if disabled {
 		return s.updateUserEndingSessions(ctx, name, `update users set disabled = true, updated_at = now()
 			where name = $1 returning id`, name)
@@ -267,7 +267,7 @@ func (s *Store) Tokens(ctx context.Context, userID int64) ([]Token, error) {
 
 // RevokeToken revokes one of a user's tokens.
 func (s *Store) RevokeToken(ctx context.Context, userID, tokenID int64) error {
-	defer s.forgetAuth()
+	defer s.authChanged(ctx)
 	tag, err := s.pool.Exec(ctx, `update api_tokens set revoked_at = now()
 		where id = $1 and user_id = $2 and revoked_at is null`, tokenID, userID)
 	if err != nil {

@@ -216,7 +216,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	if publicURL == "" {
 		publicURL = "http://" + ln.Addr().String()
 	}
-	notifier := store.NewNotifier(pool, log)
+	notifier := store.NewNotifier(pool, log, engine.RiverTopics()...)
 	st.CacheAuth(notifier)
 	eng, err := engine.New(pool, st, mc, engine.Config{
 		RoundTTL:            cfg.RoundTTL,

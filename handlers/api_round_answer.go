@@ -64,11 +64,7 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 		if err != nil {
 			return store.Decision{}, err
 		}
-		d := store.Decision{Responses: responses, By: person, Audit: []store.AuditEntry{h.answerAudit(c, call, seq, responses)}}
-		if round.HeldBy == nil && refused(qs, responses) {
-			d.Refusal = refusedSampling
-		}
-		return d, nil
+		return h.decision(c, call, round, qs, responses, person), nil
 	})
 	switch {
 	case len(misfit) > 0:

@@ -64,11 +64,7 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 			invalid = true
 			return store.Decision{}, errStale
 		}
-		d := store.Decision{Responses: responses, By: person, Audit: []store.AuditEntry{h.answerAudit(c, call, seq, responses)}}
-		if r.HeldBy == nil && refused(qs, responses) {
-			d.Refusal = refusedSampling
-		}
-		return d, nil
+		return h.decision(c, call, r, qs, responses, person), nil
 	})
 	switch {
 	case stale:
@@ -82,6 +78,18 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	}
 	w.settle(ctx, call)
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
+}
+
+// decision is what answering round with responses stores: the answers,
+// with their audit entry in the same transaction, or, for a sampling
+// request declined (not on a held session, where the server waits for the
+// refusal), the call's end with no retry.
+func (h *Handler) decision(c echo.Context, call *store.Call, round *store.Round, qs []question, responses json.RawMessage, person string) store.Decision {
+	d := store.Decision{Responses: responses, By: person, Audit: []store.AuditEntry{h.answerAudit(c, call, round.Seq, responses)}}
+	if round.HeldBy == nil && refused(qs, responses) {
+		d.Refusal = refusedSampling
+	}
+	return d
 }
 
 // renderInvalid shows the round again with what was typed and what needs

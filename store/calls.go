@@ -569,7 +569,8 @@ type Decision struct {
 	By        string
 	Audit     []AuditEntry
 	// Refusal, when set, ends the call cancelled with this message
-	// instead of sending the answers (see RefuseRound).
+	// instead of sending the answers: the person declined a sampling
+	// request, which the spec answers by not sending the request again.
 	Refusal string
 }
 
@@ -915,23 +916,9 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 	})
 }
 
-// RefuseRound ends a pending round and its call without a retry: the
-// person declined a sampling request, which the spec answers by not
-// sending the request again. responses records the choices made; message
-// says on the call why it ended. Like AnswerRound, it happens once.
-func (s *Store) RefuseRound(ctx context.Context, callID string, seq int, responses json.RawMessage, by, message string, audit ...AuditEntry) error {
-	var expired bool
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return s.refuseTx(ctx, tx, callID, seq, responses, by, message, audit, &expired)
-	})
-	if expired {
-		if err := s.ExpireRound(ctx, auditInstance(audit), callID, seq); err != nil {
-			return err
-		}
-	}
-	return err
-}
-
+// refuseTx ends a pending round and its call without a retry (see
+// Decision.Refusal): responses records the choices made, message says on
+// the call why it ended. Like an answer, it happens once.
 func (s *Store) refuseTx(ctx context.Context, tx pgx.Tx, callID string, seq int, responses json.RawMessage, by, message string, audit []AuditEntry, expired *bool) error {
 	tag, err := tx.Exec(ctx, `
 		update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()

@@ -66,8 +66,8 @@ func TestRoundAnsweredAutomatically(t *testing.T) {
 	}
 }
 
-// TestRefuseRound ends a round and its call once, of many concurrent tries,
-// with nothing queued.
+// TestRefuseRound ends a round and its call once, of many concurrent tries
+// (a declined sampling request), with nothing queued.
 func TestRefuseRound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -80,7 +80,9 @@ func TestRefuseRound(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range errs {
 		wg.Go(func() {
-			errs[i] = st.RefuseRound(ctx, id, 1, json.RawMessage(`{"task":{"action":"decline"}}`), "ada", "Declined.")
+			_, errs[i] = st.AnswerChecked(ctx, id, 1, func(*store.Call, *store.Round) (store.Decision, error) {
+				return store.Decision{Responses: json.RawMessage(`{"task":{"action":"decline"}}`), By: "ada", Refusal: "Declined."}, nil
+			})
 		})
 	}
 	wg.Wait()

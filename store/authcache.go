@@ -26,7 +26,9 @@ const authCacheTTL = 30 * time.Second
 // Every instance forgets what it remembered and records the number it
 // heard; the request that made the change waits until every live instance
 // has (awaitAuthHeard), so a copied cookie or token is refused on every
-// instance once the page that ended it has answered.
+// instance once the page that ended it has answered. A change to what is
+// remembered of a user (its admin rights, its time zone) does the same,
+// so the next page, on any instance, shows it.
 type authCache struct {
 	live func() bool
 	log  *slog.Logger

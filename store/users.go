@@ -317,8 +317,10 @@ func (s *Store) UserByToken(ctx context.Context, secret string) (*User, error) {
 }
 
 // SetUserTimeZone sets the time zone a person sees times in; "" follows
-// their browser.
+// their browser. The zone is part of the user every instance remembers,
+// so the page after the change, on any instance, shows it.
 func (s *Store) SetUserTimeZone(ctx context.Context, userID int64, zone string) error {
+	defer s.authChanged(ctx)
 	tag, err := s.pool.Exec(ctx, `update users set time_zone = $2, updated_at = now() where id = $1`, userID, zone)
 	if err != nil {
 		return err

@@ -22,11 +22,15 @@ func TestStatusFromDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := adminPendingRound(t, st, srv, time.Now().Add(300*time.Millisecond))
+	// The deadline leaves room for setting the round up on a busy machine
+	// (parallel tests under the race detector): the first read must come
+	// before it.
+	deadline := time.Now().Add(3 * time.Second)
+	id := adminPendingRound(t, st, srv, deadline)
 	if c, err := st.Call(ctx, id); err != nil || c.Status != store.CallInputRequired {
 		t.Fatalf("before the deadline: %+v %v", c, err)
 	}
-	time.Sleep(400 * time.Millisecond) // the person answers after the deadline
+	time.Sleep(time.Until(deadline) + 100*time.Millisecond) // the person answers after the deadline
 	c, rounds, err := st.CallAndRounds(ctx, id, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -10,11 +10,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// authCacheTTL bounds how long a user found by token or name is reused
-// without asking Postgres. Changes to users and tokens are announced to
-// every instance (auth_changed), which forgets everything at once; the
-// bound covers the rest. It is below a minute, so a token's last use is
-// still written about once a minute.
+// authCacheTTL bounds how long a user found by session, token or name is
+// reused without asking Postgres. Changes to users, sessions and tokens
+// are announced to every instance (auth_changed), which forgets
+// everything at once; the bound covers the rest. It is below a minute, so
+// a session's or a token's last use is still written about once a minute.
 const authCacheTTL = 30 * time.Second
 
 // authCache remembers who an API token, a session or a name belongs to,
@@ -51,8 +51,8 @@ type sessionEntry struct {
 	expires time.Time
 }
 
-// CacheAuth lets the store remember users found by token or name, for as
-// long as n says users and tokens did not change.
+// CacheAuth lets the store remember users found by session, token or
+// name, for as long as n says sign-ins did not change.
 func (s *Store) CacheAuth(n *Notifier) {
 	c := &authCache{live: n.Listening, log: n.log, tokens: map[[32]byte]authEntry{}, names: map[string]authEntry{},
 		sessions: map[[32]byte]sessionEntry{}}
@@ -94,7 +94,6 @@ func (s *Store) awaitAuthHeard(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(authHeardWait)
 	for {
-		var behind []string
 		rows, _ := s.pool.Query(ctx, `select id from instances
 			where stopped_at is null and last_seen_at > now() - 3 * interval_ms * interval '1 millisecond'
 			  and auth_heard < $1`, last)

@@ -194,11 +194,12 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}},
 		Workers:      workers,
 		JobTimeout:   e.cfg.RequestTimeout,
-		// Jobs are fetched when their insert's notification arrives, on
-		// every instance. The first fetch after a quiet spell is immediate;
-		// under load the cooldown gathers the jobs inserted meanwhile into
-		// one fetch (a Postgres transaction each), rather than one per job.
-		FetchCooldown:        20 * time.Millisecond,
+		// Jobs are fetched when their insert's notification arrives: the
+		// instance that inserted them hears at once (store.HearOwn). The
+		// first fetch after a quiet spell is immediate; under load the
+		// cooldown gathers the jobs inserted meanwhile into one fetch (a
+		// Postgres transaction each), rather than one per job.
+		FetchCooldown:        5 * time.Millisecond,
 		FetchPollInterval:    e.cfg.FetchPollInterval,
 		RescueStuckJobsAfter: e.cfg.RescueAfter,
 		Logger:               log.With("component", "river"),

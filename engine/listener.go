@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
@@ -89,7 +88,7 @@ func (l *sharedListener) Connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.C <- store.Notification{Channel: "river_insert", Payload: `{"queue": "` + river.QueueDefault + `"}`}
+	r.C <- store.JobsInserted
 	l.relay = r
 	return nil
 }

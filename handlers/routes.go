@@ -29,10 +29,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.Use(middleware.Recover())
 	// Pages, fragments, JSON and static files go out gzipped to browsers that
 	// accept it; the demo's MCP endpoint streams events and is left alone.
-	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
-		MinLength: 1024,
-		Skipper:   func(c echo.Context) bool { return c.Request().URL.Path == "/demo/mcp" },
-	}))
+	e.Use(compress)
 	e.Use(middleware.BodyLimit(maxBody))
 	e.Use(refuseUnstorable)
 	e.Use(h.authenticate)

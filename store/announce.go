@@ -33,10 +33,14 @@ func (s *Store) announcedTx(ctx context.Context, fn func(ctx context.Context, tx
 		if err := fn(context.WithValue(ctx, announcementKey{}, a), tx); err != nil {
 			return err
 		}
-		rows, _ := tx.Query(ctx, `select call_note(c) from calls c
+		rows, _ := tx.Query(ctx, `select c.id::text, c.status in ('queued', 'running'), call_note(c) from calls c
 			where c.id = any(string_to_array(trim(current_setting('rounds.changed', true)), ' ')::uuid[])`)
 		var err error
-		a.notes, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		a.notes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (callNote, error) {
+			var n callNote
+			err := row.Scan(&n.id, &n.working, &n.text)
+			return n, err
+		})
 		return err
 	})
 	if err == nil {
@@ -47,8 +51,18 @@ func (s *Store) announcedTx(ctx context.Context, fn func(ctx context.Context, tx
 
 // announcement is what one transaction will announce after its commit.
 type announcement struct {
-	notes []string
+	notes []callNote
 	jobs  bool // River jobs were inserted
+}
+
+// callNote is a call's note (see call_note in the migrations), as a
+// transaction that changed the call read it before its commit.
+type callNote struct {
+	id string
+	// working: the call waits for its request to be sent, or for the
+	// server's reply to it.
+	working bool
+	text    string
 }
 
 type announcementKey struct{}
@@ -56,6 +70,20 @@ type announcementKey struct{}
 // riverInsertPayload is River's insert notification for the queue every
 // job of Rounds runs on.
 var riverInsertPayload = `{"queue": "` + river.QueueDefault + `"}`
+
+// HearOwn has the instance hear its own commits as they return, before
+// they are announced through Postgres: its waiters wake with their notes,
+// and its River workers, listening through n, are told of the jobs
+// inserted. A round's way then crosses no notification when the answer,
+// the retry and the waiting request meet on one instance, and waits for
+// no announcement's turn.
+//
+// Jobs heard here are not announced to the other instances, whose fetch
+// would find nothing: these workers take them, or, when every one is
+// busy, as soon as one is free. Were this instance to die between the
+// commit and its fetch, another finds the job at its next poll (a second
+// by default). Notes are announced as before, for waiters elsewhere.
+func (s *Store) HearOwn(n *Notifier) { s.announcer.own = n }
 
 // announcing returns the announcement of the transaction ctx runs in, if
 // it is announced after its commit.
@@ -67,14 +95,30 @@ func announcing(ctx context.Context) *announcement {
 // announcer sends notifications after their transactions commit. The
 // first after a quiet moment goes out at once; what arrives while it is
 // sent, or within announceCooldown of it, goes out together in the next
-// statement, so under load many commits share one.
+// statement, so under load many commits share one. Of a call's notes only
+// the latest waiting to go out is sent.
 type announcer struct {
 	pool *pgxpool.Pool
+	// own, when set, hears this instance's commits at once (see HearOwn).
+	own *Notifier
 
-	mu      sync.Mutex
-	notes   []string
+	mu sync.Mutex
+	// notes are the latest notes to send, by call.
+	notes map[string]string
+	// held are notes of calls that went to this instance's own workers,
+	// kept back for a while in case the reply's note replaces them (see
+	// holdWorking). Once due, they go out with the rest.
+	held    map[string]heldNote
 	jobs    bool
 	sending bool
+	// wake cuts short the sender's wait for a held note when something
+	// else is to be sent.
+	wake chan struct{}
+}
+
+type heldNote struct {
+	text string
+	due  time.Time
 }
 
 // announceCooldown is the least time between two announcements of one
@@ -82,19 +126,86 @@ type announcer struct {
 // for each commit.
 const announceCooldown = 15 * time.Millisecond
 
-func (a *announcer) add(notes []string, jobs bool) {
+// holdWorking is how long the note of a call sent on to this instance's
+// own workers waits before it is announced. Each announcement costs a
+// transaction, and one more for every listening instance, which Postgres
+// wakes to read it. The server's reply usually comes within that time; its
+// note then replaces the one held, and a round's way through one instance
+// is announced once instead of twice. This instance's own waiters heard
+// the held note at once (HearOwn); others learn that the call is being
+// sent on this much later, and of the reply no later.
+const holdWorking = 100 * time.Millisecond
+
+func (a *announcer) add(notes []callNote, jobs bool) {
 	if len(notes) == 0 && !jobs {
 		return
 	}
+	// Working notes are held when this instance runs the jobs itself.
+	hold := false
+	if a.own != nil {
+		texts := make([]string, len(notes))
+		for i, n := range notes {
+			texts[i] = n.text
+		}
+		if a.own.hearOwn(texts, jobs) {
+			jobs, hold = false, true // this instance's workers fetch it; see HearOwn
+		}
+	}
 	a.mu.Lock()
-	a.notes = append(a.notes, notes...)
+	if a.notes == nil {
+		a.notes, a.held, a.wake = map[string]string{}, map[string]heldNote{}, make(chan struct{}, 1)
+	}
+	now := time.Now()
+	for _, n := range notes {
+		if hold && n.working {
+			delete(a.notes, n.id)
+			a.held[n.id] = heldNote{text: n.text, due: now.Add(holdWorking)}
+			continue
+		}
+		delete(a.held, n.id)
+		a.notes[n.id] = n.text
+	}
 	a.jobs = a.jobs || jobs
-	start := !a.sending
-	a.sending = true
+	start := !a.sending && (len(a.notes) > 0 || a.jobs || len(a.held) > 0)
+	a.sending = a.sending || start
 	a.mu.Unlock()
 	if start {
 		go a.send()
+		return
 	}
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next takes what is due to be sent. With nothing due it returns how long
+// until a held note is, or stops the sender when nothing is held.
+func (a *announcer) next(now time.Time) (notes []string, jobs bool, wait time.Duration, stop bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var soonest time.Time
+	for id, h := range a.held {
+		if !h.due.After(now) {
+			a.notes[id] = h.text
+			delete(a.held, id)
+		} else if soonest.IsZero() || h.due.Before(soonest) {
+			soonest = h.due
+		}
+	}
+	if len(a.notes) == 0 && !a.jobs {
+		if soonest.IsZero() {
+			a.sending = false
+			return nil, false, 0, true
+		}
+		return nil, false, soonest.Sub(now), false
+	}
+	for id, text := range a.notes {
+		notes = append(notes, text)
+		delete(a.notes, id)
+	}
+	jobs, a.jobs = a.jobs, false
+	return notes, jobs, 0, false
 }
 
 // announceSQL notifies call_changed of each note and, when jobs were
@@ -112,15 +223,21 @@ const announceSQL = `
 
 func (a *announcer) send() {
 	for {
-		a.mu.Lock()
-		notes, jobs := a.notes, a.jobs
-		a.notes, a.jobs = nil, false
-		if len(notes) == 0 && !jobs {
-			a.sending = false
-			a.mu.Unlock()
+		notes, jobs, wait, stop := a.next(time.Now())
+		if stop {
 			return
 		}
-		a.mu.Unlock()
+		if wait > 0 {
+			// Only held notes: wait until the first is due, or until
+			// something else is added.
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-a.wake:
+				t.Stop()
+			}
+			continue
+		}
 		sent := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		// A statement that does not go out is dropped: its waiters learn of

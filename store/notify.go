@@ -53,6 +53,10 @@ type Notification struct {
 	Payload string
 }
 
+// JobsInserted is River's insert notification for the queue every job of
+// Rounds runs on, as a Relay hands it on.
+var JobsInserted = Notification{Channel: "river_insert", Payload: riverInsertPayload}
+
 // Relay hands on what the notifier hears on the channels it relays.
 type Relay struct {
 	n *Notifier
@@ -121,6 +125,29 @@ func (n *Notifier) relay(channel, payload string) {
 		default:
 		}
 	}
+}
+
+// hearOwn wakes the waiters of this instance's own commit with its notes,
+// and tells the relays' listeners of jobs inserted. It reports whether
+// one took that news: none does while the connection is down, when no
+// River client listens here, or when its queue of notifications is full.
+func (n *Notifier) hearOwn(notes []string, jobs bool) (relayed bool) {
+	for _, note := range notes {
+		n.wake(note)
+	}
+	if !jobs || !n.Relays(JobsInserted.Channel) {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for r := range n.relays {
+		select {
+		case r.C <- JobsInserted:
+			relayed = true
+		default:
+		}
+	}
+	return relayed
 }
 
 // Run listens until ctx ends, reconnecting after failures.

@@ -74,14 +74,20 @@ func New(pool *pgxpool.Pool) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// River sends its insert notification at most once per FetchCooldown:
-	// a day keeps it out of announced transactions.
-	quiet, err := river.NewClient(riverpgxv5.New(pool), &river.Config{FetchCooldown: 24 * time.Hour, FetchPollInterval: 24 * time.Hour})
+	quiet, err := river.NewClient(quietDriver{riverpgxv5.New(pool)}, &river.Config{})
 	if err != nil {
 		return nil, err
 	}
 	return &Store{pool: pool, jobs: jobs, quietJobs: quiet, announcer: &announcer{pool: pool}}, nil
 }
+
+// quietDriver is River's pgx driver, saying that it cannot notify: River
+// then sends no insert notification in the transaction (it would send the
+// first one of each client even with the longest cooldown). The announcer
+// tells of the jobs after the commit.
+type quietDriver struct{ *riverpgxv5.Driver }
+
+func (quietDriver) SupportsListenNotify() bool { return false }
 
 // jobsFor returns the client that inserts jobs in the transaction ctx runs
 // in: a quiet one when the transaction is announced after its commit.

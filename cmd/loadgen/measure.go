@@ -65,19 +65,31 @@ func (s series) print() {
 			last = r.lastError
 		}
 	}
-	perRound := "-"
-	var xs []float64
-	for _, r := range s.results {
-		if pr := r.perRound(); pr >= 0 {
-			xs = append(xs, pr)
+	// Per round, the mean over runs; "-" unless every run counted it.
+	perRound := func(of func(result) float64, format string) string {
+		var xs []float64
+		for _, r := range s.results {
+			if x := of(r); x >= 0 {
+				xs = append(xs, x)
+			}
 		}
-	}
-	if len(xs) == len(s.results) && len(xs) > 0 {
+		if len(xs) == 0 || len(xs) != len(s.results) {
+			return "-"
+		}
 		m, _ := meanSpread(xs)
-		perRound = fmt.Sprintf("%.1f", m)
+		return fmt.Sprintf(format, m)
 	}
-	fmt.Printf("%-22s %9.1f/s  ±%-7.1f %8s %8s %8s %7d %9s\n", s.name, mean, spread/2,
-		ms(slices.Max(p50)), ms(slices.Max(p95)), ms(slices.Max(p99)), errors, perRound)
+	millis := func(d time.Duration) float64 {
+		if d < 0 {
+			return -1
+		}
+		return float64(d) / float64(time.Millisecond)
+	}
+	fmt.Printf("%-22s %9.1f/s  ±%-7.1f %8s %8s %8s %7d %9s %8s %8s\n", s.name, mean, spread/2,
+		ms(slices.Max(p50)), ms(slices.Max(p95)), ms(slices.Max(p99)), errors,
+		perRound(func(r result) float64 { return r.xacts }, "%.1f"),
+		perRound(func(r result) float64 { return millis(r.machine) }, "%.2fms"),
+		perRound(func(r result) float64 { return millis(r.app) }, "%.2fms"))
 	if last != "" {
 		fmt.Printf("%22s last error: %s\n", "", last)
 	}
@@ -86,7 +98,7 @@ func (s series) print() {
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
 
 func header() {
-	fmt.Printf("%-22s %11s  %-8s %8s %8s %8s %7s %9s\n", "", "rate", "spread", "p50", "p95", "p99", "errors", "xacts/rd")
+	fmt.Printf("%-22s %11s  %-8s %8s %8s %8s %7s %9s %8s %8s\n", "", "rate", "spread", "p50", "p95", "p99", "errors", "xacts/rd", "cpu/rd", "app/rd")
 }
 
 func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string) error {
@@ -94,34 +106,39 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 	for m := range strings.SplitSeq(o.modes, ",") {
 		want[strings.TrimSpace(m)] = true
 	}
-	repeat := func(name string, mk func(i int) user, xacts func() int64) series {
+	repeat := func(name string, mk func(i int) user, read func() usage) series {
 		s := series{name: name}
 		for range o.runs {
-			s.results = append(s.results, measure(ctx, o.users, o.warmup, o.duration, mk, xacts))
+			s.results = append(s.results, measure(ctx, o.users, o.warmup, o.duration, mk, read))
 		}
 		return s
 	}
 	xacts := f.xactCounter(ctx)
 	defer xacts.close()
+	counted := f.usageReader(xacts)
+	// The baseline touches neither the database nor the instances.
+	uncounted := func() usage { return usage{xacts: -1, machine: machineBusy(), app: -1} }
 	fmt.Println()
 	fmt.Println("Rates are answered rounds per second (the baseline: MCP requests per second); latency is")
 	fmt.Println("from an answer's POST to the next round, or the result, being visible. Max over runs.")
 	fmt.Println("xacts/rd: Postgres transactions (pg_stat_database, committed and rolled back) per answered round.")
+	fmt.Println("cpu/rd: the whole machine's busy CPU per round (the baseline: per request), every process included;")
+	fmt.Println("app/rd: the instances' own CPU per round (/proc).")
 	header()
 	var baseline, api series
 	var all []series
 	if want["baseline"] {
-		baseline = repeat("baseline (bare go-sdk)", func(int) user { return baselineUser(demoURL) }, nil)
+		baseline = repeat("baseline (bare go-sdk)", func(int) user { return baselineUser(demoURL) }, uncounted)
 		baseline.print()
 		all = append(all, baseline)
 	}
 	if want["api"] || want["half"] {
-		api = repeat("api", func(int) user { return apiUser(f.urls, f.token, nil) }, xacts.read)
+		api = repeat("api", func(int) user { return apiUser(f.urls, f.token, nil) }, counted)
 		api.print()
 		all = append(all, api)
 	}
 	if want["html"] {
-		html := repeat("html pages", func(int) user { return htmlUser(f.urls) }, xacts.read)
+		html := repeat("html pages", func(int) user { return htmlUser(f.urls) }, counted)
 		html.print()
 		all = append(all, html)
 	}
@@ -134,7 +151,7 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 			p := newPacer(pctx, peak/2)
 			half.results = append(half.results, measure(ctx, o.users, o.warmup, o.duration, func(int) user {
 				return apiUser(f.urls, f.token, p)
-			}, xacts.read))
+			}, counted))
 			cancel()
 		}
 		half.print()

@@ -61,25 +61,19 @@ type result struct {
 	p50, p95, p99 time.Duration
 	errors        int
 	lastError     string
-	// xacts is how many Postgres transactions the database committed or
-	// rolled back while measuring, from pg_stat_database; -1 if unknown.
-	xacts   float64
-	answers int
-}
-
-// perRound is transactions per answered round, or -1 when not counted.
-func (r result) perRound() float64 {
-	if r.xacts < 0 || r.answers == 0 {
-		return -1
-	}
-	return r.xacts / float64(r.answers)
+	// Per answered round (or baseline request), while measuring: Postgres
+	// transactions committed or rolled back (pg_stat_database), the whole
+	// machine's busy CPU, the instances' CPU; -1 where unknown.
+	xacts        float64
+	machine, app time.Duration
+	answers      int
 }
 
 func (s *stats) result(d time.Duration) result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := result{perSecond: float64(len(s.latencies)) / d.Seconds(), errors: s.errors, lastError: s.lastError,
-		xacts: -1, answers: len(s.latencies)}
+		xacts: -1, machine: -1, app: -1, answers: len(s.latencies)}
 	slices.Sort(s.latencies)
 	r.p50, r.p95, r.p99 = percentile(s.latencies, 50), percentile(s.latencies, 95), percentile(s.latencies, 99)
 	return r
@@ -97,9 +91,9 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 type user func(ctx context.Context, st *stats)
 
 // measure runs users for warm-up plus duration and returns the measured part.
-// xacts, when given, reads the database's transaction counter at the start
-// and the end of the measured part, both under load.
-func measure(ctx context.Context, n int, warmup, duration time.Duration, mk func(i int) user, xacts func() int64) result {
+// read, when given, reads the counters at the start and the end of the
+// measured part, both under load.
+func measure(ctx context.Context, n int, warmup, duration time.Duration, mk func(i int) user, read func() usage) result {
 	st := &stats{}
 	ctx, cancel := context.WithTimeout(ctx, warmup+duration)
 	defer cancel()
@@ -109,18 +103,16 @@ func measure(ctx context.Context, n int, warmup, duration time.Duration, mk func
 		wg.Go(func() { u(ctx, st) })
 	}
 	time.Sleep(warmup)
-	var before int64
-	if xacts != nil {
-		before = xacts()
+	var before usage
+	if read != nil {
+		before = read()
 	}
 	st.measuring.Store(true)
 	time.Sleep(duration)
 	st.measuring.Store(false)
 	r := st.result(duration)
-	if xacts != nil {
-		if after := xacts(); before >= 0 && after >= 0 {
-			r.xacts = float64(after - before)
-		}
+	if read != nil {
+		r.xacts, r.machine, r.app = spent(before, read(), r.answers)
 	}
 	cancel()
 	wg.Wait()

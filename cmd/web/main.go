@@ -218,6 +218,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	}
 	notifier := store.NewNotifier(pool, log, engine.RiverTopics()...)
 	st.CacheAuth(notifier)
+	st.HearOwn(notifier)
 	eng, err := engine.New(pool, st, mc, engine.Config{
 		RoundTTL:            cfg.RoundTTL,
 		MaxRounds:           cfg.MaxRounds,

@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// TestStaticFilesAndCompression: pages and static files go out gzipped to
-// a browser that asks, the layout names the static files by the hash of
+// TestStaticFilesAndCompression: pages (error pages too) and static files
+// go out gzipped to a browser that asks, small answers plain, the layout names the static files by the hash of
 // their contents, and those names are cached for a year without asking
 // again; a name whose hash is not the current one is not served.
 func TestStaticFilesAndCompression(t *testing.T) {
@@ -84,6 +84,16 @@ func TestStaticFilesAndCompression(t *testing.T) {
 		if resp, _ := get(path, false); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", path, resp.StatusCode)
 		}
+	}
+	// A page answering an error is written while the encoder is open.
+	resp, missing := get("/calls/00000000-0000-0000-0000-000000000000", true)
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Encoding") != "gzip" || !strings.Contains(missing, "</html>") {
+		t.Errorf("a missing call's page: %d, Content-Encoding %q, %d bytes of page; want a whole 404 page, gzipped",
+			resp.StatusCode, resp.Header.Get("Content-Encoding"), len(missing))
+	}
+	// A small answer goes as it is: compressing it costs more than it saves.
+	if resp, body := get("/healthz", true); resp.Header.Get("Content-Encoding") != "" || len(body) == 0 {
+		t.Errorf("/healthz: Content-Encoding %q, %q; want it plain", resp.Header.Get("Content-Encoding"), body)
 	}
 	resp, _ = get("/favicon.ico", false)
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusMovedPermanently || !regexp.MustCompile(`^/static/favicon\.[0-9a-f]{12}\.svg$`).MatchString(loc) {

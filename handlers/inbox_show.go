@@ -21,9 +21,15 @@ const (
 // inboxShow lists the rounds waiting on the person, and those that left
 // the inbox lately with how they ended.
 func (h *Handler) inboxShow(c echo.Context) error {
-	items, err := h.store.Inbox(c.Request().Context(), h.person(c), 100)
+	ctx := c.Request().Context()
+	items, settled, waiting, err := h.store.InboxPage(ctx, h.person(c), 100, time.Now().Add(-settledFor), settledShown)
 	if err != nil {
 		return err
+	}
+	if u, ok := views.CurrentUser(ctx); ok {
+		// The navigation's count was read with the rest, in one batch.
+		u.Waiting = func() int { return waiting }
+		c.SetRequest(c.Request().WithContext(views.WithUser(ctx, u)))
 	}
 	var vm views.InboxVM
 	for _, it := range items {
@@ -38,10 +44,6 @@ func (h *Handler) inboxShow(c echo.Context) error {
 			item.From = it.Owner
 		}
 		vm.Items = append(vm.Items, item)
-	}
-	settled, err := h.store.Settled(c.Request().Context(), h.person(c), time.Now().Add(-settledFor), settledShown)
-	if err != nil {
-		return err
 	}
 	for _, it := range settled {
 		s := views.SettledVM{

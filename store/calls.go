@@ -411,7 +411,11 @@ type InboxItem struct {
 // deadline first: those assigned to them or to a team of theirs (a call
 // with no assignee waits on its owner).
 func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxItem, error) {
-	rows, _ := s.pool.Query(ctx, `
+	rows, _ := s.pool.Query(ctx, inboxSQL, person, limit)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
+}
+
+const inboxSQL = `
 		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.title, c.owner, c.assignee,
 		       r.input_requests, r.created_at, r.expires_at
 		from calls c
@@ -423,9 +427,7 @@ func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxIte
 		                                 select 'team:' || t.name from teams t
 		                                 join team_members m on m.team_id = t.id join users u on u.id = m.user_id
 		                                 where u.name = $1)))
-		order by r.expires_at limit $2`, person, limit)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
-}
+		order by r.expires_at limit $2`
 
 // SettledItem is a round that left a person's inbox lately, with how it
 // ended: answered, declined, cancelled or expired.
@@ -448,11 +450,15 @@ const settledCalls = 30
 // ended since, latest first, from the person's settledCalls most recently
 // changed calls.
 func (s *Store) Settled(ctx context.Context, person string, since time.Time, limit int) ([]SettledItem, error) {
-	// A round's end changes its call, so its call is among the person's
-	// calls changed since: read from the settledCalls most recently changed
-	// (each name the person answers for, by index), not from every round
-	// that ended lately.
-	rows, _ := s.pool.Query(ctx, `
+	rows, _ := s.pool.Query(ctx, settledSQL, person, since, limit, settledCalls)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[SettledItem])
+}
+
+// A round's end changes its call, so its call is among the person's
+// calls changed since: read from the settledCalls most recently changed
+// (each name the person answers for, by index), not from every round
+// that ended lately.
+const settledSQL = `
 		with names as (
 			select $1::text as name
 			union all
@@ -473,8 +479,27 @@ func (s *Store) Settled(ctx context.Context, person string, since time.Time, lim
 		join rounds r on r.call_id = c.id
 		join servers s on s.id = c.server_id
 		where r.outcome is not null and r.ended_at >= $2
-		order by r.ended_at desc, r.call_id, r.seq desc limit $3`, person, since, limit, settledCalls)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[SettledItem])
+		order by r.ended_at desc, r.call_id, r.seq desc limit $3`
+
+// InboxPage reads what the inbox page shows, in one round trip: the
+// person's waiting rounds (Inbox, up to limit), the rounds settled since
+// (Settled, up to settledLimit), and the navigation's count (WaitingCount).
+func (s *Store) InboxPage(ctx context.Context, person string, limit int, since time.Time, settledLimit int) (
+	items []InboxItem, settled []SettledItem, waiting int, err error) {
+	b := &pgx.Batch{}
+	b.Queue(inboxSQL, person, limit).Query(func(rows pgx.Rows) error {
+		items, err = pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
+		return err
+	})
+	b.Queue(settledSQL, person, since, settledLimit, settledCalls).Query(func(rows pgx.Rows) error {
+		settled, err = pgx.CollectRows(rows, pgx.RowToStructByName[SettledItem])
+		return err
+	})
+	b.Queue(waitingCount, person).QueryRow(func(row pgx.Row) error { return row.Scan(&waiting) })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, 0, err
+	}
+	return items, settled, waiting, nil
 }
 
 // WaitingCount counts an owner's rounds waiting for an answer, as the inbox

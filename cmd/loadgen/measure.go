@@ -85,20 +85,20 @@ func (s series) print() {
 		}
 		return float64(d) / float64(time.Millisecond)
 	}
-	fmt.Printf("%-22s %9.1f/s  ±%-7.1f %8s %8s %8s %7d %9s %8s %8s\n", s.name, mean, spread/2,
+	fmt.Printf("%-36s %9.1f/s  ±%-7.1f %8s %8s %8s %7d %9s %8s %8s\n", s.name, mean, spread/2,
 		ms(slices.Max(p50)), ms(slices.Max(p95)), ms(slices.Max(p99)), errors,
 		perRound(func(r result) float64 { return r.xacts }, "%.1f"),
 		perRound(func(r result) float64 { return millis(r.machine) }, "%.2fms"),
 		perRound(func(r result) float64 { return millis(r.app) }, "%.2fms"))
 	if last != "" {
-		fmt.Printf("%22s last error: %s\n", "", last)
+		fmt.Printf("%36s last error: %s\n", "", last)
 	}
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
 
 func header() {
-	fmt.Printf("%-22s %11s  %-8s %8s %8s %8s %7s %9s %8s %8s\n", "", "rate", "spread", "p50", "p95", "p99", "errors", "xacts/rd", "cpu/rd", "app/rd")
+	fmt.Printf("%-36s %11s  %-8s %8s %8s %8s %7s %9s %8s %8s\n", "", "rate", "spread", "p50", "p95", "p99", "errors", "xacts/rd", "cpu/rd", "app/rd")
 }
 
 func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string) error {
@@ -224,12 +224,23 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 		{"call page", "/calls/" + callID},
 		{"call API", "/api/v1/calls/" + callID},
 	}
-	// readPage has 4 readers read a page for d, into st.
-	readPage := func(path string, st *stats, d time.Duration) {
+	// Each page is read by one reader at a time (what a person waits for,
+	// with nothing else asking), then by four at once, each asking again as
+	// soon as it is answered: on two cores that keeps every core busy, and
+	// a request's time is then mostly its wait for one.
+	readerCounts := []int{1, 4}
+	readersName := func(n int) string {
+		if n == 1 {
+			return " (1 reader)"
+		}
+		return fmt.Sprintf(" (%d readers)", n)
+	}
+	// readPage has readers read a page for d, into st.
+	readPage := func(path string, st *stats, d time.Duration, readers int) {
 		ctx, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
 		var wg sync.WaitGroup
-		for i := range 4 {
+		for i := range readers {
 			wg.Go(func() {
 				for ctx.Err() == nil {
 					d, err := get(f.urls[i%len(f.urls)] + path)
@@ -246,18 +257,20 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 		}
 		wg.Wait()
 	}
-	readPages := func(suffix string) error {
+	readPages := func() error {
 		for _, page := range pages {
-			s := series{name: page.name + suffix}
-			for range o.runs {
-				st := &stats{}
-				st.measuring.Store(true)
-				readPage(page.path, st, o.duration)
-				s.results = append(s.results, st.result(o.duration))
-			}
-			s.print()
-			if err := s.check(); err != nil {
-				return err
+			for _, readers := range readerCounts {
+				s := series{name: page.name + readersName(readers)}
+				for range o.runs {
+					st := &stats{}
+					st.measuring.Store(true)
+					readPage(page.path, st, o.duration, readers)
+					s.results = append(s.results, st.result(o.duration))
+				}
+				s.print()
+				if err := s.check(); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -265,16 +278,24 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 	// readPagesUntil reads the pages in turn, each for o.duration, until a
 	// turn ends with done closed, and prints each page's figures over all of it.
 	readPagesUntil := func(suffix string, done <-chan struct{}) error {
-		all := make([]*stats, len(pages))
-		spent := make([]time.Duration, len(pages))
+		type reading struct {
+			st    *stats
+			spent time.Duration
+		}
+		all := make([][]reading, len(pages))
 		for i := range all {
-			all[i] = &stats{}
-			all[i].measuring.Store(true)
+			for range readerCounts {
+				st := &stats{}
+				st.measuring.Store(true)
+				all[i] = append(all[i], reading{st: st})
+			}
 		}
 		for finished := false; !finished; {
 			for i, page := range pages {
-				readPage(page.path, all[i], o.duration)
-				spent[i] += o.duration
+				for k, readers := range readerCounts {
+					readPage(page.path, all[i][k].st, o.duration, readers)
+					all[i][k].spent += o.duration
+				}
 			}
 			select {
 			case <-done:
@@ -285,16 +306,19 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 			}
 		}
 		for i, page := range pages {
-			s := series{name: page.name + suffix, results: []result{all[i].result(max(spent[i], o.duration))}}
-			s.print()
-			if err := s.check(); err != nil {
-				return err
+			for k, readers := range readerCounts {
+				r := all[i][k]
+				s := series{name: page.name + readersName(readers) + suffix, results: []result{r.st.result(max(r.spent, o.duration))}}
+				s.print()
+				if err := s.check(); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	}
 	header()
-	if err := readPages(""); err != nil {
+	if err := readPages(); err != nil {
 		return err
 	}
 	// The same reads while the retention deletes the old calls, batch by

@@ -10,8 +10,9 @@ import (
 )
 
 // TestRoundPageReadsOnce: the call page counts the rounds waiting for the
-// person in the same read as the call (the navigation's number is right
-// as rounds come and go), and a session found on both instances ends on
+// person in the same read as the call, and the inbox in the same read as
+// its lists (the navigation's number is right on both as rounds come and
+// go), and a session found on both instances ends on
 // the other at its next request when it is signed out on one, even for a
 // copied cookie: nothing may remember a session past its end.
 func TestRoundPageReadsOnce(t *testing.T) {
@@ -27,11 +28,16 @@ func TestRoundPageReadsOnce(t *testing.T) {
 	c.waitFor(a.URL, first.ID, 10*time.Second, roundIs(1))
 	c.waitFor(a.URL, second.ID, 10*time.Second, roundIs(1))
 
+	var countOn func(url string) string
 	count := func(base string) string {
 		t.Helper()
-		status, page := c.do("GET", base+"/calls/"+first.ID, "", "")
+		return countOn(base + "/calls/" + first.ID)
+	}
+	countOn = func(url string) string {
+		t.Helper()
+		status, page := c.do("GET", url, "", "")
 		if status != http.StatusOK {
-			t.Fatalf("call page: %d", status)
+			t.Fatalf("%s: %d", url, status)
 		}
 		const marker = `data-testid="inbox-count">`
 		i := strings.Index(string(page), marker)
@@ -44,11 +50,17 @@ func TestRoundPageReadsOnce(t *testing.T) {
 	if got := count(b.URL); got != "2" {
 		t.Errorf("call page count with two rounds waiting: %q, want 2", got)
 	}
+	if got := countOn(a.URL + "/inbox"); got != "2" {
+		t.Errorf("inbox count with two rounds waiting: %q, want 2", got)
+	}
 	if status, body := c.answer(b.URL, second.ID, 1, `{"confirm":{"action":"decline"}}`); status != http.StatusAccepted {
 		t.Fatalf("answer: %d %s", status, body)
 	}
 	if got := count(a.URL); got != "1" {
 		t.Errorf("call page count after one was answered: %q, want 1", got)
+	}
+	if got := countOn(b.URL + "/inbox"); got != "1" {
+		t.Errorf("inbox count after one was answered: %q, want 1", got)
 	}
 
 	// The session was found on both instances; signing out on one ends it

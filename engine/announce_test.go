@@ -44,21 +44,10 @@ func TestAnnouncedAfterCommit(t *testing.T) {
 	nctx, stopNotifier := context.WithCancel(ctx)
 	t.Cleanup(stopNotifier)
 	go notifier.Run(nctx)
-	eng, err := engine.New(pool, st, mcpclient.New(mcpclient.Options{}), engine.Config{FetchPollInterval: time.Hour,
-		Capabilities: mcpclient.Capabilities{FormElicitation: true}, Notifier: notifier}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The engine's first look for jobs is at its start; every later job
 	// has to be announced.
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = eng.Stop(sctx)
-	})
+	startEngine(t, pool, st, mcpclient.New(mcpclient.Options{}), engine.Config{FetchPollInterval: time.Hour,
+		Capabilities: mcpclient.Capabilities{FormElicitation: true}, Notifier: notifier}, log)
 	for !notifier.Listening() {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -60,19 +60,8 @@ func TestOwnJobsRunHere(t *testing.T) {
 		nctx, stop := context.WithCancel(ctx)
 		t.Cleanup(stop)
 		go n.Run(nctx)
-		eng, err := engine.New(pool, st, mcpclient.New(mcpclient.Options{}), engine.Config{InstanceID: id,
+		eng := startEngine(t, pool, st, mcpclient.New(mcpclient.Options{}), engine.Config{InstanceID: id,
 			FetchPollInterval: time.Hour, Capabilities: mcpclient.Capabilities{FormElicitation: true}, Notifier: n}, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := eng.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = eng.Stop(sctx)
-		})
 		for !n.Listening() {
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -43,19 +42,8 @@ func TestRetryWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	mc := mcpclient.New(mcpclient.Options{RequestTimeout: 2 * time.Second})
-	eng, err := engine.New(pool, st, mc, engine.Config{RetryWindow: 3 * time.Second, RetryBackoff: 100 * time.Millisecond},
+	startEngine(t, pool, st, mc, engine.Config{RetryWindow: 3 * time.Second, RetryBackoff: 100 * time.Millisecond},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = eng.Stop(sctx)
-	})
 	call, err := st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool, Target: "t"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,32 @@
+package engine_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// startEngine starts an engine over st, stopped when the test ends.
+func startEngine(t *testing.T, pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg engine.Config, log *slog.Logger) *engine.Engine {
+	t.Helper()
+	eng, err := engine.New(pool, st, mc, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = eng.Stop(ctx)
+	})
+	return eng
+}

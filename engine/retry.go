@@ -33,7 +33,7 @@ func (e *Engine) retryLater(ctx context.Context, c *store.Call, seq int, err err
 	}
 	wait += rand.N(wait/5 + 1)
 	wait = max(wait, asked)
-	at, ok, derr := e.store.DeferRequest(context.WithoutCancel(ctx), c.ID, seq, mcpclient.Reason(err), wait, e.cfg.RetryWindow)
+	at, ok, derr := e.store.DeferRequest(context.WithoutCancel(ctx), c.ID, seq, mcpclient.Reason(err), wait, asked, e.cfg.RetryWindow)
 	if derr != nil {
 		// Postgres is out too: River's own retry takes the job again.
 		return derr, true

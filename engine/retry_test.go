@@ -1,12 +1,14 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,7 +21,8 @@ import (
 // TestRetryWindow: a server that keeps answering 503 with Retry-After is
 // tried again no sooner than it asked, the call says when meanwhile, and
 // once the window is over the call fails with the answers kept and the
-// manual retry offered.
+// manual retry offered. A server asking to wait past the window's end is
+// not tried sooner: the call fails at once.
 func TestRetryWindow(t *testing.T) {
 	pool := storetest.NewPool(t)
 	st, err := store.New(pool)
@@ -29,9 +32,14 @@ func TestRetryWindow(t *testing.T) {
 	var mu sync.Mutex
 	var tries []time.Time
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		tries = append(tries, time.Now())
-		mu.Unlock()
+		// A try begins with discovery (then falls back to the handshake).
+		var req struct{ Method string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if req.Method == "server/discover" {
+			mu.Lock()
+			tries = append(tries, time.Now())
+			mu.Unlock()
+		}
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 	}))
@@ -42,7 +50,7 @@ func TestRetryWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	mc := mcpclient.New(mcpclient.Options{RequestTimeout: 2 * time.Second})
-	startEngine(t, pool, st, mc, engine.Config{RetryWindow: 3 * time.Second, RetryBackoff: 100 * time.Millisecond},
+	startEngine(t, pool, st, mc, engine.Config{RetryWindow: 4 * time.Second, RetryBackoff: 100 * time.Millisecond},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	call, err := st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool, Target: "t"})
 	if err != nil {
@@ -71,21 +79,47 @@ func TestRetryWindow(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	// A try may be more than one HTTP request (discovery falls back to the
-	// handshake); requests within 200ms of each other are one try. Between
-	// tries, at least the second the server asked for.
-	var starts []time.Time
-	for i, at := range tries {
-		if i == 0 || at.Sub(tries[i-1]) > 200*time.Millisecond {
-			starts = append(starts, at)
-		}
-	}
+	// Between tries, at least the second the server asked for.
+	starts := tries
 	if len(starts) < 3 {
-		t.Fatalf("%d tries in a 3s window, want several", len(starts))
+		t.Fatalf("%d tries in a 4s window, want several", len(starts))
 	}
 	for i := 1; i < len(starts); i++ {
 		if gap := starts[i].Sub(starts[i-1]); gap < 900*time.Millisecond {
 			t.Errorf("try %d came %s after the one before; the server asked for 1s", i, gap)
 		}
+	}
+
+	// A server asking to be left alone past the window's end is not tried
+	// sooner than it asked: the call fails at once, its answers kept.
+	var later atomic.Int32
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Method string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if req.Method == "server/discover" {
+			later.Add(1)
+		}
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, "come back in a minute", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(busy.Close)
+	busyServer, err := st.UpsertServer(ctx, "busy", busy.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	call, err = st.CreateCall(ctx, store.NewCall{ServerID: busyServer.ID, Owner: "ada", Method: mcpclient.MethodCallTool, Target: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !call.Finished() && time.Since(started) < 30*time.Second {
+		time.Sleep(50 * time.Millisecond)
+		if call, err = st.Call(ctx, call.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if call.Status != store.CallFailed || !call.Retryable || later.Load() != 1 || time.Since(started) > 10*time.Second {
+		t.Errorf("a server asking for a minute, with a 4s window: %s (retryable %v) after %d tries and %s; want failed at once after one, retryable",
+			call.Status, call.Retryable, later.Load(), time.Since(started).Round(time.Millisecond))
 	}
 }

@@ -12,19 +12,23 @@ import (
 )
 
 // DeferRequest records that the request of round seq could not reach the
-// server and goes out again after wait, unless that would be more than
-// window after the first such failure. It returns when the next attempt
-// goes out, and false when the window is over (or the call moved on): the
-// caller then fails the call as usual.
-func (s *Store) DeferRequest(ctx context.Context, callID string, seq int, reason string, wait, window time.Duration) (time.Time, bool, error) {
+// server and goes out again after wait, or at the end of the window
+// (window after the first such failure) if that comes sooner, but never
+// sooner than asked, the server's Retry-After. It returns when the next
+// attempt goes out, and false when the window is over, or the server
+// asked to wait past its end (or the call moved on): the caller then
+// fails the call as usual.
+func (s *Store) DeferRequest(ctx context.Context, callID string, seq int, reason string, wait, asked, window time.Duration) (time.Time, bool, error) {
 	var at time.Time
 	err := s.pool.QueryRow(ctx, `
 		update calls set retry_since = coalesce(retry_since, now()),
-		       retry_at = least(now() + $3::interval, coalesce(retry_since, now()) + $4::interval),
+		       retry_at = greatest(now() + $6::interval,
+		                           least(now() + $3::interval, coalesce(retry_since, now()) + $4::interval)),
 		       retry_reason = $5, updated_at = now()
 		where id = $1 and current_seq = $2 and status in ('queued', 'running')
 		  and coalesce(retry_since, now()) + $4::interval > now()
-		returning retry_at`, callID, seq, wait, window, reason).Scan(&at)
+		  and coalesce(retry_since, now()) + $4::interval >= now() + $6::interval
+		returning retry_at`, callID, seq, wait, window, reason, asked).Scan(&at)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return time.Time{}, false, nil
 	}

@@ -23,11 +23,7 @@ func (h *Handler) callShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if u, ok := views.CurrentUser(ctx); ok {
-		// The navigation's count was read with the call, in its batch.
-		u.Waiting = func() int { return waiting }
-		c.SetRequest(c.Request().WithContext(views.WithUser(ctx, u)))
-	}
+	countedWaiting(c, waiting) // read with the call, in its batch
 	noPrefetch(c)
 	return render(c, http.StatusOK, views.CallPage(*vm))
 }

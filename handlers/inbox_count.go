@@ -29,3 +29,13 @@ func (h *Handler) waiting(c echo.Context, person string) func() int {
 		return n
 	}
 }
+
+// countedWaiting gives the navigation a count already read, in the batch
+// that read the page, so the layout does not ask again.
+func countedWaiting(c echo.Context, n int) {
+	ctx := c.Request().Context()
+	if u, ok := views.CurrentUser(ctx); ok {
+		u.Waiting = func() int { return n }
+		c.SetRequest(c.Request().WithContext(views.WithUser(ctx, u)))
+	}
+}

@@ -26,11 +26,7 @@ func (h *Handler) inboxShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if u, ok := views.CurrentUser(ctx); ok {
-		// The navigation's count was read with the rest, in one batch.
-		u.Waiting = func() int { return waiting }
-		c.SetRequest(c.Request().WithContext(views.WithUser(ctx, u)))
-	}
+	countedWaiting(c, waiting) // read with the rest, in one batch
 	var vm views.InboxVM
 	for _, it := range items {
 		item := views.InboxItemVM{

@@ -116,6 +116,10 @@ type announcer struct {
 	wake chan struct{}
 }
 
+func newAnnouncer(pool *pgxpool.Pool) *announcer {
+	return &announcer{pool: pool, notes: map[string]string{}, held: map[string]heldNote{}, wake: make(chan struct{}, 1)}
+}
+
 type heldNote struct {
 	text string
 	due  time.Time
@@ -142,19 +146,10 @@ func (a *announcer) add(notes []callNote, jobs bool) {
 	}
 	// Working notes are held when this instance runs the jobs itself.
 	hold := false
-	if a.own != nil {
-		texts := make([]string, len(notes))
-		for i, n := range notes {
-			texts[i] = n.text
-		}
-		if a.own.hearOwn(texts, jobs) {
-			jobs, hold = false, true // this instance's workers fetch it; see HearOwn
-		}
+	if a.own != nil && a.own.hearOwn(notes, jobs) {
+		jobs, hold = false, true // this instance's workers fetch it; see HearOwn
 	}
 	a.mu.Lock()
-	if a.notes == nil {
-		a.notes, a.held, a.wake = map[string]string{}, map[string]heldNote{}, make(chan struct{}, 1)
-	}
 	now := time.Now()
 	for _, n := range notes {
 		if hold && n.working {

@@ -131,9 +131,9 @@ func (n *Notifier) relay(channel, payload string) {
 // and tells the relays' listeners of jobs inserted. It reports whether
 // one took that news: none does while the connection is down, when no
 // River client listens here, or when its queue of notifications is full.
-func (n *Notifier) hearOwn(notes []string, jobs bool) (relayed bool) {
+func (n *Notifier) hearOwn(notes []callNote, jobs bool) (relayed bool) {
 	for _, note := range notes {
-		n.wake(note)
+		n.wake(note.text)
 	}
 	if !jobs || !n.Relays(JobsInserted.Channel) {
 		return false

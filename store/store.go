@@ -78,7 +78,7 @@ func New(pool *pgxpool.Pool) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, jobs: jobs, quietJobs: quiet, announcer: &announcer{pool: pool}}, nil
+	return &Store{pool: pool, jobs: jobs, quietJobs: quiet, announcer: newAnnouncer(pool)}, nil
 }
 
 // quietDriver is River's pgx driver, saying that it cannot notify: River

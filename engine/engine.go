@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mcp-rounds/rounds/mcpauth"
@@ -267,13 +266,7 @@ func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestAr
 	// The job completes in the transaction that stores the request's
 	// outcome: one commit, and no window in which the outcome is stored
 	// but the job would run again.
-	ctx = context.WithValue(ctx, jobDoneKey{}, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
-		if errors.Is(err, rivertype.ErrNotFound) {
-			return nil // no longer running here (rescued); River settles it
-		}
-		return err
-	})
+	ctx = context.WithValue(ctx, jobKey{}, job.JobRow)
 	err := w.e.request(ctx, job.ID, job.Attempt, job.Args.CallID, job.Args.Seq)
 	var snooze *river.JobSnoozeError
 	if err != nil && job.Attempt >= job.MaxAttempts && !errors.As(err, &snooze) {
@@ -286,13 +279,16 @@ func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestAr
 	return err
 }
 
-type jobDoneKey struct{}
+type jobKey struct{}
 
 // outcome is what a request job writes with the request's outcome: its
 // attempt row and, inside a River worker, the job's completion.
 func outcome(ctx context.Context, a *store.AttemptRecord) store.Outcome {
-	done, _ := ctx.Value(jobDoneKey{}).(func(context.Context, pgx.Tx) error)
-	return store.Outcome{Attempt: a, Done: done}
+	o := store.Outcome{Attempt: a}
+	if job, _ := ctx.Value(jobKey{}).(*rivertype.JobRow); job != nil {
+		o.Job, o.JobAttempt = job.ID, job.Attempt
+	}
+	return o
 }
 
 // request sends the request of round seq (0 for the first) and stores what

@@ -25,6 +25,8 @@ import (
 
 // announcedTx runs fn in a transaction whose changes to calls, and whose
 // River jobs, are announced after it commits rather than in its commit.
+// The notes of the calls it changed are read last, before the commit,
+// unless fn read them with its last change (queueNotes).
 func (s *Store) announcedTx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	a := &announcement{}
 	// One round trip begins the transaction and says so.
@@ -33,15 +35,11 @@ func (s *Store) announcedTx(ctx context.Context, fn func(ctx context.Context, tx
 		if err := fn(context.WithValue(ctx, announcementKey{}, a), tx); err != nil {
 			return err
 		}
-		rows, _ := tx.Query(ctx, `select c.id::text, c.status in ('queued', 'running'), call_note(c) from calls c
-			where c.id = any(string_to_array(trim(current_setting('rounds.changed', true)), ' ')::uuid[])`)
-		var err error
-		a.notes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (callNote, error) {
-			var n callNote
-			err := row.Scan(&n.id, &n.working, &n.text)
-			return n, err
-		})
-		return err
+		if a.read {
+			return nil
+		}
+		rows, _ := tx.Query(ctx, changedNotes)
+		return a.collect(rows)
 	})
 	if err == nil {
 		s.announcer.add(a.notes, a.jobs)
@@ -49,9 +47,38 @@ func (s *Store) announcedTx(ctx context.Context, fn func(ctx context.Context, tx
 	return err
 }
 
+// changedNotes reads the notes of the calls the transaction changed, as
+// the trigger on calls listed them.
+const changedNotes = `select c.id::text, c.status in ('queued', 'running'), call_note(c) from calls c
+	where c.id = any(string_to_array(trim(current_setting('rounds.changed', true)), ' ')::uuid[])`
+
+// queueNotes reads the notes of the calls the transaction changed at the
+// end of b, sparing the transaction a round trip before its commit. Only
+// the batch with the transaction's last change to a call or a round may
+// queue it: a later change would go unannounced.
+func queueNotes(ctx context.Context, b *pgx.Batch) {
+	a := announcing(ctx)
+	if a == nil {
+		return
+	}
+	a.read = true
+	b.Queue(changedNotes).Query(a.collect)
+}
+
+func (a *announcement) collect(rows pgx.Rows) error {
+	var err error
+	a.notes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (callNote, error) {
+		var n callNote
+		err := row.Scan(&n.id, &n.working, &n.text)
+		return n, err
+	})
+	return err
+}
+
 // announcement is what one transaction will announce after its commit.
 type announcement struct {
 	notes []callNote
+	read  bool // the notes were read with the transaction's last change
 	jobs  bool // River jobs were inserted
 }
 

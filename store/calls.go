@@ -541,34 +541,35 @@ type CallChange struct {
 
 func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int, responses json.RawMessage, by string, audit []AuditEntry, expired *bool) (CallChange, error) {
 	var change CallChange
-	var held bool
-	err := tx.QueryRow(ctx, `
-		update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
-		where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now()
-		returning held_by is not null`,
-		callID, seq, responses, by).Scan(&held)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return change, s.whyNotPendingTx(ctx, tx, callID, seq, expired)
-	}
-	if err != nil {
-		return change, err
-	}
-	// A held round's answer goes back on the open session: the update
-	// below wakes the instance holding it (through the notification on
-	// calls). Any other round's answer is sent by a new job.
-	status := CallQueued
-	if held {
-		status = CallRunning
-	}
-	// The rest goes in one round trip.
+	var pending, moved, held bool
+	// The round, the call, the audit, the draft and the call's note in one
+	// round trip. A held round's answer goes back on the open session, so
+	// its call is running: the note wakes the instance holding it. Any
+	// other round's answer is sent by a new job, below. A round no longer
+	// pending changes nothing; a call no longer waiting for it rolls back.
 	b := &pgx.Batch{}
 	b.Queue(`
-		update calls set status = $3, updated_at = now()
-		where id = $1 and current_seq = $2 and status = 'input_required'
-		returning status, updated_at`, callID, seq, status).QueryRow(func(row pgx.Row) error {
-		err := row.Scan(&change.Status, &change.UpdatedAt)
+		with r as (
+			update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
+			where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now()
+			returning held_by is not null as held
+		), c as (
+			update calls set status = case when r.held then 'running' else 'queued' end, updated_at = now()
+			from r
+			where calls.id = $1 and calls.current_seq = $2 and calls.status = 'input_required'
+			returning calls.status, calls.updated_at
+		)
+		select r.held, c.status, c.updated_at from r left join c on true`,
+		callID, seq, responses, by).QueryRow(func(row pgx.Row) error {
+		var status *string
+		var updated *time.Time
+		err := row.Scan(&held, &status, &updated)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return conflict("This round is no longer waiting for answers.")
+			return nil
+		}
+		pending, moved = true, status == nil
+		if status != nil {
+			change = CallChange{Status: *status, UpdatedAt: *updated}
 		}
 		return err
 	})
@@ -579,10 +580,16 @@ func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int,
 	}
 	// A draft of an answered round is never shown again.
 	b.Queue(`delete from drafts where call_id = $1 and seq = $2`, callID, seq)
+	queueNotes(ctx, b)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return change, err
 	}
-	if held {
+	switch {
+	case !pending:
+		return change, s.whyNotPendingTx(ctx, tx, callID, seq, expired)
+	case moved:
+		return change, conflict("This round is no longer waiting for answers.")
+	case held:
 		return change, nil
 	}
 	return change, s.enqueueTx(ctx, tx, callID, seq)
@@ -803,26 +810,40 @@ type callWithTTL struct {
 
 // Outcome is what the job that made a request writes with its outcome, in
 // the outcome's own transaction: the attempt's record, and the job's
-// completion (River's JobCompleteTx), so a crash after the commit neither
-// loses the record nor sends the request again.
+// completion, so a crash after the commit neither loses the record nor
+// sends the request again.
 type Outcome struct {
 	Attempt *AttemptRecord
-	Done    func(ctx context.Context, tx pgx.Tx) error
+	// Job is the River job that made the request, and JobAttempt its
+	// attempt; 0 outside a worker.
+	Job        int64
+	JobAttempt int
 }
 
-// queue adds the attempt's record to a batch of the outcome's statements;
-// done then completes the job, after the batch.
+// completeJob marks a request's job completed, as River's JobCompleteTx
+// does for a job with no metadata to merge. River's own statement, made
+// for many jobs and every kind of change, is planned afresh each time it
+// runs: under the API's load 0.64 ms of Postgres's time went to planning
+// each completion against 0.2 ms to run it, nearly a fifth of all
+// Postgres's time (pg_stat_statements). This one is planned once on each
+// connection and rides in the outcome's batch. When the job's Work
+// returns, River finds it completed and leaves it so. A job rescued and
+// running again has a later attempt, which this leaves alone.
+const completeJob = `update river_job set state = 'completed', finalized_at = now()
+	where id = $1 and attempt = $2 and state = 'running'`
+
+// queue adds the attempt's record and the job's completion to a batch of
+// the outcome's statements.
 func (o *Outcome) queue(b *pgx.Batch) {
-	if o != nil && o.Attempt != nil {
+	if o == nil {
+		return
+	}
+	if o.Attempt != nil {
 		b.Queue(insertAttempt, o.Attempt.args()...)
 	}
-}
-
-func (o *Outcome) done(ctx context.Context, tx pgx.Tx) error {
-	if o == nil || o.Done == nil {
-		return nil
+	if o.Job != 0 {
+		b.Queue(completeJob, o.Job, o.JobAttempt)
 	}
-	return o.Done(ctx, tx)
 }
 
 func firstOutcome(with []Outcome) *Outcome {
@@ -859,10 +880,8 @@ func (s *Store) finish(ctx context.Context, callID string, seq int, o *Outcome, 
 				return err
 			})
 		o.queue(b)
+		queueNotes(ctx, b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		if err := o.done(ctx, tx); err != nil {
 			return err
 		}
 		if !webhook {
@@ -889,8 +908,8 @@ type NewRound struct {
 const AnsweredAutomatically = "rounds (automatically)"
 
 // AddRound stores the round the request of round seq came back with, and
-// makes it the call's current one. The round is written before the call,
-// so the call's change notification can carry it.
+// makes it the call's current one. The call's note, read before the
+// commit, carries the round.
 func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound, with ...Outcome) error {
 	status, roundStatus, by := CallInputRequired, RoundPending, (*string)(nil)
 	if r.Responses != nil {
@@ -898,19 +917,24 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 		by = new(AnsweredAutomatically)
 	}
 	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		var current int
-		var moving, webhook bool
-		err := tx.QueryRow(ctx, `select current_seq, status in ('queued', 'running'), webhook_url is not null from calls where id = $1 for update`,
-			callID).Scan(&current, &moving, &webhook)
-		if err != nil {
-			return translate(err, "call")
-		}
-		if current != seq || !moving {
-			return conflict("call %s moved on before request %d finished", callID, seq)
-		}
-		// The round, the call and the attempt's record in one round trip.
+		// The call, the round and the attempt's record in one round trip.
+		// A call that moved on meanwhile updates nothing, and the error
+		// rolls back the rest.
+		var webhook bool
 		o := firstOutcome(with)
 		b := &pgx.Batch{}
+		b.Queue(`
+			update calls set status = $3, current_seq = $2 + 1, error = null, retryable = false,
+			       updated_at = now()
+			where id = $1 and current_seq = $2 and status in ('queued', 'running')
+			returning webhook_url is not null`, callID, seq, status).
+			QueryRow(func(row pgx.Row) error {
+				err := row.Scan(&webhook)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return conflict("call %s moved on before request %d finished", callID, seq)
+				}
+				return err
+			})
 		b.Queue(`
 			insert into rounds (call_id, seq, input_requests, request_state, expires_at,
 			                    status, responses, answered_by, answered_at, outcome, ended_at)
@@ -919,16 +943,10 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			        case when $6 = 'answered' then 'answered' end,
 			        case when $6 = 'answered' then now() end)`,
 			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by)
-		b.Queue(`
-			update calls set status = $3, current_seq = $2 + 1, error = null, retryable = false,
-			       updated_at = now()
-			where id = $1 and current_seq = $2`, callID, seq, status)
 		o.queue(b)
+		queueNotes(ctx, b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return translate(err, "round")
-		}
-		if err := o.done(ctx, tx); err != nil {
-			return err
 		}
 		if r.Responses == nil {
 			return s.roundWaitingTx(ctx, tx, callID, seq+1, r.ExpiresAt, webhook)

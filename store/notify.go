@@ -133,7 +133,7 @@ func (n *Notifier) relay(channel, payload string) {
 // River client listens here, or when its queue of notifications is full.
 func (n *Notifier) hearOwn(notes []callNote, jobs bool) (relayed bool) {
 	for _, note := range notes {
-		n.wake(note.text)
+		n.wake(note.id, note.text)
 	}
 	if !jobs || !n.Relays(JobsInserted.Channel) {
 		return false
@@ -223,7 +223,7 @@ func (n *Notifier) listen(ctx context.Context) error {
 				n.authHeard(seq)
 			}
 		case "call_changed":
-			n.wake(note.Payload)
+			n.wake(noteID(note.Payload), note.Payload)
 		default:
 			n.relay(note.Channel, note.Payload)
 		}
@@ -313,6 +313,30 @@ func parseNote(payload string) (string, *CallNote) {
 	return note.ID, &note
 }
 
+// noteID returns the call a notification's payload is about, reading no
+// further into a note than its first member, the call's id (call_note
+// builds it first). A note in another shape is read whole.
+func noteID(payload string) string {
+	if !strings.HasPrefix(payload, "{") {
+		return payload
+	}
+	dec := json.NewDecoder(strings.NewReader(payload))
+	var key, id string
+	if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
+		if tok, err := dec.Token(); err == nil {
+			key, _ = tok.(string)
+		}
+		if tok, err := dec.Token(); err == nil {
+			id, _ = tok.(string)
+		}
+	}
+	if key == "id" && id != "" {
+		return id
+	}
+	id, _ = parseNote(payload)
+	return id
+}
+
 // Listening reports whether notifications are flowing.
 func (n *Notifier) Listening() bool {
 	n.mu.Lock()
@@ -358,8 +382,17 @@ func (n *Notifier) Watch(id string) (<-chan struct{}, func() *CallNote, func()) 
 	}
 }
 
-func (n *Notifier) wake(payload string) {
-	id, note := parseNote(payload)
+// wake wakes the requests waiting on call id with its note, payload.
+// Every instance hears every call's note and few have a request waiting
+// on it, so the whole note is read only where one waits.
+func (n *Notifier) wake(id, payload string) {
+	n.mu.Lock()
+	waiting := len(n.waiters[id]) > 0
+	n.mu.Unlock()
+	if !waiting {
+		return
+	}
+	_, note := parseNote(payload)
 	if note != nil && note.Partial {
 		note = nil
 	}

@@ -88,10 +88,10 @@ func (d *demo) play(id string, rounds []func(*call) []question, args map[string]
 	retry := state != ""
 	if retry {
 		if p, err = d.open(state, id, sum); err != nil {
-			return nil, nil, invalidParams("invalid requestState: " + err.Error())
+			return nil, nil, stateRefused("invalid requestState: " + err.Error())
 		}
 		if p.Round < 0 || p.Round >= len(rounds) {
-			return nil, nil, invalidParams("invalid requestState: no such round")
+			return nil, nil, stateRefused("invalid requestState: no such round")
 		}
 	}
 	if p.Answers == nil {
@@ -296,6 +296,12 @@ func needElicitation(caps *mcp.ClientCapabilities, mode string) error {
 
 func invalidParams(msg string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+}
+
+// stateRefused refuses a requestState this server cannot open, with the
+// reason mcp 2.0 gives, so a client knows to ask afresh.
+func stateRefused(msg string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg, Data: json.RawMessage(`{"reason":"invalid_request_state"}`)}
 }
 
 // text is a finished call's result.

@@ -28,8 +28,12 @@ import (
 type Config struct {
 	// RoundTTL is how long a round stays answerable; default 24h.
 	RoundTTL time.Duration
-	// MaxRounds caps the rounds of one call; default 10.
+	// MaxRounds caps the rounds of one asking of a call; default 10.
 	MaxRounds int
+	// MaxRestarts caps how often Rounds asks a server afresh by itself for
+	// one call, after the server refused a round's state; default 3,
+	// negative for never (see afresh.go).
+	MaxRestarts int
 	// RequestTimeout bounds one MCP request; default 10s.
 	RequestTimeout time.Duration
 	// RescueAfter is when a running job is taken for orphaned and run
@@ -102,6 +106,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRounds <= 0 {
 		c.MaxRounds = 10
+	}
+	if c.MaxRestarts == 0 {
+		c.MaxRestarts = 3
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 10 * time.Second
@@ -323,7 +330,7 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		req = mcpclient.Request{Method: c.Method, URI: c.Target}
 	}
 	var answers *mcpclient.Answers
-	if a.Round != nil {
+	if a.Round != nil && !a.Afresh() {
 		answers = &mcpclient.Answers{InputResponses: a.Round.Responses, RequestState: a.Round.RequestState}
 	}
 	header, err := e.store.CallHeader(c)
@@ -392,6 +399,7 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	// instance that dies before that commit leaves neither, and the
 	// rescued job sends the request again.
 	o := outcome(ctx, e.observe(c, seq, start, out, err))
+	asking, position := a.NextPlace()
 	log = log.With("duration", time.Since(start).Round(time.Millisecond))
 	var session string // what the server said when its tool wanted a session
 	if c.Method == mcpclient.MethodCallTool && !held {
@@ -416,6 +424,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 			log.WarnContext(ctx, "recording an attempt", "err", rerr)
 		}
 		err = e.needsAuthorization(ctx, c, seq, authErr)
+	case err != nil && answers != nil && answers.RequestState != nil && mcpclient.StateExpired(err):
+		log.InfoContext(ctx, "the server no longer knows the round's state", "age", time.Since(a.Round.CreatedAt).Round(time.Second))
+		err = e.stateRefused(ctx, a, o)
 	case err != nil:
 		if wait, ok := mcpclient.Transient(err); ok && !held {
 			if snooze, ok := e.retryLater(ctx, c, seq, err, wait); ok {
@@ -429,7 +440,7 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)
 		err = e.store.FailCall(ctx, callID, seq, msg, retryable, o)
-	case out.Round != nil && seq+1 > e.cfg.MaxRounds:
+	case out.Round != nil && position > e.cfg.MaxRounds:
 		log.WarnContext(ctx, "too many rounds")
 		err = e.store.FailCall(ctx, callID, seq,
 			fmt.Sprintf("The server asked for more than %d rounds of input; the call was stopped.", e.cfg.MaxRounds), false, o)
@@ -439,13 +450,21 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		if ttl <= 0 {
 			ttl = e.cfg.RoundTTL
 		}
-		err = e.store.AddRound(ctx, callID, seq, store.NewRound{
+		next := store.NewRound{
 			InputRequests: out.Round.InputRequests,
 			RequestState:  out.Round.RequestState,
 			ExpiresAt:     time.Now().Add(ttl),
 			Responses:     autoAnswers(out.Round.Questions, c.ServerRootsList),
 			Instance:      e.cfg.InstanceID,
-		}, o)
+			Asking:        asking,
+			Position:      position,
+		}
+		if before := answeredBefore(a, out.Round); before != nil {
+			log.InfoContext(ctx, "the same questions as before the server was asked afresh: answered again", "from_seq", before.Seq)
+			next.Responses, next.Again = before.Responses, before
+			e.cfg.Metrics.AnsweredAgain(c.ServerName)
+		}
+		err = e.store.AddRound(ctx, callID, seq, next, o)
 	default:
 		log.InfoContext(ctx, "call complete")
 		err = e.store.CompleteCall(ctx, callID, seq, json.RawMessage(out.Result), o)

@@ -227,6 +227,8 @@ func newRequestID() string {
 type ServerError struct {
 	Code    int64
 	Message string
+	// Reason is the error's data.reason, when it has one.
+	Reason string
 }
 
 func (e *ServerError) Error() string {

@@ -154,7 +154,7 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 		if resp.Error != nil {
 			var we *jsonrpc.Error
 			if errors.As(resp.Error, &we) {
-				return nil, &ServerError{Code: we.Code, Message: we.Message}
+				return nil, &ServerError{Code: we.Code, Message: we.Message, Reason: dataReason(we.Data)}
 			}
 			return nil, &ServerError{Code: jsonrpc.CodeInternalError, Message: resp.Error.Error()}
 		}

@@ -52,6 +52,8 @@ type HTTPError struct {
 	Status  int
 	Code    int64 // the JSON-RPC error code, when the body is one
 	Message string
+	// Reason is the JSON-RPC error's data.reason, when it has one.
+	Reason string
 }
 
 func (e *HTTPError) Error() string {
@@ -142,12 +144,13 @@ func (w *wire) refusal(resp *http.Response) {
 	e := &HTTPError{Status: resp.StatusCode}
 	var rpc struct {
 		Error *struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
+			Code    int64           `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &rpc) == nil && rpc.Error != nil {
-		e.Code, e.Message = rpc.Error.Code, rpc.Error.Message
+		e.Code, e.Message, e.Reason = rpc.Error.Code, rpc.Error.Message, dataReason(rpc.Error.Data)
 	} else {
 		e.Message = strings.TrimSpace(strings.ToValidUTF8(string(body), "\uFFFD"))
 		if r := []rune(e.Message); len(r) > 500 {

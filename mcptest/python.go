@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The fixtures are the servers' own bodies from recorded traffic, compact
@@ -70,6 +71,8 @@ type Fake struct {
 	secret  []byte
 
 	mu         sync.Mutex
+	stateTTL   time.Duration // how long a sealed requestState is taken; 0 for ever
+	fares      int           // book_flight's moving fare, when set; 0 when it names none
 	exchanges  []Exchange
 	violations []string
 	sessions   map[string]*pySession
@@ -90,6 +93,33 @@ func NewFake(tb testing.TB, flavour Flavour) *Fake {
 	tb.Cleanup(srv.Close)
 	f.URL = srv.URL + "/mcp"
 	return f
+}
+
+// SetStateTTL makes the server refuse a requestState sealed longer ago
+// than ttl, as mcp 2.0's RequestStateSecurity does (600 s by default).
+func (f *Fake) SetStateTTL(ttl time.Duration) {
+	f.mu.Lock()
+	f.stateTTL = ttl
+	f.mu.Unlock()
+}
+
+// Restart gives the server a new sealing key, as a restarted process makes
+// one: every requestState sealed before is refused.
+func (f *Fake) Restart() {
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	f.mu.Lock()
+	f.secret = secret
+	f.mu.Unlock()
+}
+
+// MoveFares makes book_flight's second question name a fare that rises
+// each time it is asked, as a tool asking about the world does: asked
+// afresh, the question is not the same.
+func (f *Fake) MoveFares() {
+	f.mu.Lock()
+	f.fares = 420
+	f.mu.Unlock()
 }
 
 // Exchanges returns every request received so far.
@@ -287,6 +317,13 @@ func (f *Fake) stateless(w http.ResponseWriter, r *http.Request, msg rpcMessage)
 			RequestState   *string                    `json:"requestState"`
 		}
 		_ = json.Unmarshal(msg.Params, &p)
+		if p.RequestState != nil {
+			// The SDK opens the state before the tool runs.
+			if _, why := f.unseal(p.RequestState); why != "" {
+				stateRefused(w, msg.ID)
+				return
+			}
+		}
 		if f.flavour == PythonSDK2 {
 			writeJSON(w, http.StatusBadRequest, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+
 				`,"error":{"code":-32600,"message":"Cannot send 'elicitation/create': this transport context has no back-channel for server-initiated requests."}}`))
@@ -329,29 +366,52 @@ var fastmcpMeta = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Elicit
 // seal is FastMCP's opaque requestState: "v1." and base64url of the state
 // and its MAC. Only the server can read it; it must come back unchanged.
 func (f *Fake) seal(state string) string {
-	mac := hmac.New(sha256.New, f.secret)
-	mac.Write([]byte(state))
-	pad := make([]byte, 140)
+	pad := make([]byte, 120)
 	_, _ = rand.Read(pad)
-	payload, _ := json.Marshal(map[string]string{"s": state, "n": base64.RawURLEncoding.EncodeToString(pad)})
+	payload, _ := json.Marshal(map[string]any{"s": state, "t": time.Now().UnixMilli(), "n": base64.RawURLEncoding.EncodeToString(pad)})
+	f.mu.Lock()
+	mac := hmac.New(sha256.New, f.secret)
+	f.mu.Unlock()
+	mac.Write(payload)
 	return "v1." + base64.RawURLEncoding.EncodeToString(append(mac.Sum(nil), payload...))
 }
 
-func (f *Fake) unseal(token *string) (string, bool) {
+// unseal opens a sealed requestState, or says why not as mcp 2.0 logs it:
+// "expired" or "unknown key" (sealed by another process).
+func (f *Fake) unseal(token *string) (string, string) {
 	if token == nil || !strings.HasPrefix(*token, "v1.") {
-		return "", false
+		return "", "malformed"
 	}
 	raw, err := base64.RawURLEncoding.DecodeString((*token)[3:])
 	if err != nil || len(raw) < sha256.Size {
-		return "", false
+		return "", "malformed"
 	}
-	var payload struct{ S string }
-	if json.Unmarshal(raw[sha256.Size:], &payload) != nil {
-		return "", false
-	}
+	f.mu.Lock()
 	mac := hmac.New(sha256.New, f.secret)
-	mac.Write([]byte(payload.S))
-	return payload.S, hmac.Equal(mac.Sum(nil), raw[:sha256.Size])
+	ttl := f.stateTTL
+	f.mu.Unlock()
+	mac.Write(raw[sha256.Size:])
+	if !hmac.Equal(mac.Sum(nil), raw[:sha256.Size]) {
+		return "", "unknown key"
+	}
+	var payload struct {
+		S string
+		T int64
+	}
+	if json.Unmarshal(raw[sha256.Size:], &payload) != nil {
+		return "", "malformed"
+	}
+	if ttl > 0 && time.Since(time.UnixMilli(payload.T)) > ttl {
+		return "", "expired"
+	}
+	return payload.S, ""
+}
+
+// stateRefused is mcp 2.0's answer to a requestState it cannot open,
+// whatever the reason (recorded: HTTP 400, JSON, the reason in data).
+func stateRefused(w http.ResponseWriter, id json.RawMessage) {
+	writeJSON(w, http.StatusBadRequest, []byte(`{"jsonrpc":"2.0","id":`+string(id)+
+		`,"error":{"code":-32602,"message":"Invalid or expired requestState","data":{"reason":"invalid_request_state"}}}`))
 }
 
 // pyString writes s as the Python servers' JSON does (pydantic): UTF-8 as
@@ -407,8 +467,8 @@ func (f *Fake) fastmcpRound(tool string, answers map[string]json.RawMessage, sta
 	case "book_flight":
 		switch {
 		case answers["date"] != nil:
-			dest, ok := f.unseal(state)
-			if !ok {
+			dest, why := f.unseal(state)
+			if why != "" {
 				f.violate("book_flight: requestState did not come back as sent")
 				return fastmcpResult("Error calling tool 'book_flight': invalid request state", true)
 			}
@@ -419,7 +479,14 @@ func (f *Fake) fastmcpRound(tool string, answers map[string]json.RawMessage, sta
 				f.violate("book_flight: a requestState on the retry of a round that had none")
 			}
 			_, dest := answered(answers["destination"], "destination")
-			return inputRequired(`{"date":`+formAsk("When would you like to fly to "+dest+"?",
+			ask := "When would you like to fly to " + dest + "?"
+			f.mu.Lock()
+			if f.fares > 0 {
+				ask += fmt.Sprintf(" Fares from €%d.", f.fares)
+				f.fares += 15
+			}
+			f.mu.Unlock()
+			return inputRequired(`{"date":`+formAsk(ask,
 				`{"properties":{"date":{"type":"string"}},"required":["date"],"type":"object"}`)+`}`, f.seal(dest))
 		}
 		return inputRequired(`{"destination":`+formAsk("Where would you like to fly?",
@@ -431,7 +498,7 @@ func (f *Fake) fastmcpRound(tool string, answers map[string]json.RawMessage, sta
 				`,"cabin":`+formAsk("Which cabin?", `{"properties":{"value":{"type":"string","enum":["economy","business","first"],"default":"economy"}},"required":["value"],"type":"object"}`)+
 				`}`, f.seal("round=1"))
 		}
-		if s, ok := f.unseal(state); !ok || s != "round=1" {
+		if s, why := f.unseal(state); why != "" || s != "round=1" {
 			f.violate("book_trip_batched: requestState did not come back as sent")
 		}
 		_, dest := answered(answers["destination"], "value")

@@ -32,6 +32,8 @@ type Metrics struct {
 	httpSeconds *prometheus.HistogramVec
 	mcpSeconds  *prometheus.HistogramVec
 	mcpErrors   *prometheus.CounterVec
+	refusals    *prometheus.CounterVec
+	again       *prometheus.CounterVec
 	handler     http.Handler
 }
 
@@ -55,11 +57,20 @@ func New(st *store.Store, allow []netip.Prefix, log *slog.Logger) *Metrics {
 			Name: "rounds_mcp_request_errors_total",
 			Help: "MCP requests this instance sent that failed, by server and method.",
 		}, []string{"server", "method"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rounds_state_refusals_total",
+			Help: "Answers a server refused because it no longer knew the round's requestState, by server and what " +
+				"this instance did: asked_afresh (the server was asked again, the answers given again) or failed.",
+		}, []string{"server", "decision"}),
+		again: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rounds_answered_again_total",
+			Help: "Rounds this instance answered with a person's earlier answers after asking a server afresh, by server.",
+		}, []string{"server"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpSeconds, m.mcpSeconds, m.mcpErrors,
+		m.httpSeconds, m.mcpSeconds, m.mcpErrors, m.refusals, m.again,
 		&dbCollector{st: st, log: log},
 	)
 	// A failing database query drops its metrics from the scrape, not the
@@ -108,6 +119,27 @@ func (m *Metrics) ObserveMCP(server, method, outcome string, d time.Duration) {
 	if outcome == store.AttemptError {
 		m.mcpErrors.WithLabelValues(server, method).Inc()
 	}
+}
+
+// StateRefused counts a server's refusal of a round's state, and whether
+// the server was asked afresh.
+func (m *Metrics) StateRefused(server string, afresh bool) {
+	if m == nil {
+		return
+	}
+	decision := "failed"
+	if afresh {
+		decision = "asked_afresh"
+	}
+	m.refusals.WithLabelValues(server, decision).Inc()
+}
+
+// AnsweredAgain counts a round answered with a person's earlier answers.
+func (m *Metrics) AnsweredAgain(server string) {
+	if m == nil {
+		return
+	}
+	m.again.WithLabelValues(server).Inc()
 }
 
 // dbCollector reads the cluster-wide numbers from Postgres at each scrape.

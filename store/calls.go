@@ -84,6 +84,11 @@ type Call struct {
 	RetryReason *string    `db:"retry_reason"`
 	// ServerOAuthMode says who signs in at the server; see Server.
 	ServerOAuthMode string `db:"server_oauth_mode"`
+	// Restarts counts the times Rounds asked the server afresh by itself,
+	// after it refused a round's state; ServerReplay says whether Rounds
+	// may give a person's answers again to it (see AskAfresh).
+	Restarts     int  `db:"restarts"`
+	ServerReplay bool `db:"server_replay"`
 }
 
 // Finished reports whether the call has reached an end state.
@@ -107,7 +112,8 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.retryable, c.handshake,
 	c.protocol, c.asks_over_session, s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
-	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason`
+	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason,
+	c.restarts, s.replay_answers as server_replay`
 
 // callPastDeadline is true of a call whose current round is pending past
 // its deadline; rounds_pkey answers it. A held question is not: its holder
@@ -139,16 +145,32 @@ type Round struct {
 	// Outcome is how the round ended: answered, declined, cancelled or
 	// expired; nil while pending.
 	Outcome *string `db:"outcome"`
+	// Asking is which asking of the call the round belongs to: 0 for the
+	// first, one more each time the server was asked afresh. Position is
+	// its place in that asking, from 1.
+	Asking   int `db:"asking"`
+	Position int `db:"position"`
+	// StateExpiredAt is when the server refused this round's state as the
+	// answer came back: it no longer knew the question.
+	StateExpiredAt *time.Time `db:"state_expired_at"`
+}
+
+// AnsweredAgain reports whether Rounds answered the round with the answers
+// given to the same questions before the server was asked afresh.
+func (r *Round) AnsweredAgain() bool {
+	return r.AnsweredBy != nil && *r.AnsweredBy == AnsweredAgain
 }
 
 const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
-	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome`
+	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
+	asking, coalesce(position, seq) as position, state_expired_at`
 
 // roundColumnsNow reads a round as a person sees it now: pending past its
 // deadline is expired.
 const roundColumnsNow = `call_id::text as call_id, seq, input_requests, request_state,
 	case when status = 'pending' and expires_at <= now() then 'expired' else status end as status, responses,
-	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome`
+	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
+	asking, coalesce(position, seq) as position, state_expired_at`
 
 // NewCall is what starting a call needs.
 type NewCall struct {
@@ -729,7 +751,29 @@ type Attempt struct {
 	// Token is the connection the call's owner uses at the server (as
 	// OAuthTokenFor), nil when there is none.
 	Token *OAuthToken
+	// Before is the round at the next round's place in the asking before
+	// this one (see NextPlace), nil when there is none: the round the
+	// server's next round may repeat.
+	Before *Round
 }
+
+// NextPlace is where the round a request comes back with goes: its asking
+// and position. A request sent afresh (its round's state refused) begins
+// the next asking.
+func (a *Attempt) NextPlace() (asking, position int) {
+	switch r := a.Round; {
+	case r == nil:
+		return 0, 1
+	case r.StateExpiredAt != nil:
+		return r.Asking + 1, 1
+	default:
+		return r.Asking, r.Position + 1
+	}
+}
+
+// Afresh reports whether the request goes without answers and state: the
+// server refused the state of the round it answers.
+func (a *Attempt) Afresh() bool { return a.Round != nil && a.Round.StateExpiredAt != nil }
 
 // StartAttempt loads what the request of round seq needs, in one round
 // trip and one transaction. It returns ErrConflict when the call has moved
@@ -759,6 +803,21 @@ func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Atte
 			Query(func(rows pgx.Rows) error {
 				var err error
 				a.Round, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round])
+				return err
+			})
+		// The round at the next round's place in the asking before (see
+		// NextPlace). Only a call the server was asked afresh for has one.
+		b.Queue(`select `+roundColumns+` from rounds where call_id = $1 and seq = (
+			select p.seq from rounds r join rounds p on p.call_id = r.call_id
+			where r.call_id = $1 and r.seq = $2 and (r.asking > 0 or r.state_expired_at is not null)
+			  and p.asking = case when r.state_expired_at is not null then r.asking else r.asking - 1 end
+			  and coalesce(p.position, p.seq) = case when r.state_expired_at is not null then 1 else coalesce(r.position, r.seq) + 1 end)`,
+			callID, seq).
+			Query(func(rows pgx.Rows) error {
+				before, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[Round])
+				if len(before) > 0 {
+					a.Before = before[0]
+				}
 				return err
 			})
 	}
@@ -902,10 +961,20 @@ type NewRound struct {
 	// says so, naming Instance.
 	Responses json.RawMessage
 	Instance  string
+	// Again, with Responses, says they are the answers given to the same
+	// questions before the server was asked afresh: the round is answered
+	// by AnsweredAgain, and the audit log says which round they came from.
+	Again *Round
+	// Asking and Position place the round (see Attempt.NextPlace).
+	Asking, Position int
 }
 
 // AnsweredAutomatically is who answered a round the engine answered itself.
 const AnsweredAutomatically = "rounds (automatically)"
+
+// AnsweredAgain is who answered a round with the answers given to the same
+// questions before the server was asked afresh.
+const AnsweredAgain = "rounds (your earlier answers)"
 
 // AddRound stores the round the request of round seq came back with, and
 // makes it the call's current one. The call's note, read before the
@@ -915,6 +984,13 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 	if r.Responses != nil {
 		status, roundStatus = CallQueued, RoundAnswered
 		by = new(AnsweredAutomatically)
+		if r.Again != nil {
+			by = new(AnsweredAgain)
+		}
+	}
+	var position *int // null in the first asking, where it is the seq
+	if r.Asking > 0 {
+		position = &r.Position
 	}
 	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		// The call, the round and the attempt's record in one round trip.
@@ -937,12 +1013,12 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			})
 		b.Queue(`
 			insert into rounds (call_id, seq, input_requests, request_state, expires_at,
-			                    status, responses, answered_by, answered_at, outcome, ended_at)
+			                    status, responses, answered_by, answered_at, outcome, ended_at, asking, position)
 			values ($1, $2 + 1, $3, $4, $5, $6, $7, $8,
 			        case when $6 = 'answered' then now() end,
-			        case when $6 = 'answered' then 'answered' end,
-			        case when $6 = 'answered' then now() end)`,
-			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by)
+			        case when $6 = 'answered' then round_outcome($7) end,
+			        case when $6 = 'answered' then now() end, $9, $10)`,
+			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position)
 		o.queue(b)
 		queueNotes(ctx, b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
@@ -951,8 +1027,16 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 		if r.Responses == nil {
 			return s.roundWaitingTx(ctx, tx, callID, seq+1, r.ExpiresAt, webhook)
 		}
-		if err := auditTx(ctx, tx, AuditEntry{Instance: r.Instance, Actor: "system", Action: "round.answered_automatically",
-			Target: callID, Detail: map[string]any{"seq": seq + 1}}); err != nil {
+		entry := AuditEntry{Instance: r.Instance, Actor: "system", Action: "round.answered_automatically",
+			Target: callID, Detail: map[string]any{"seq": seq + 1}}
+		if r.Again != nil {
+			entry.Action = "round.answered_again"
+			entry.Detail["from_seq"] = r.Again.Seq
+			if r.Again.AnsweredBy != nil {
+				entry.Detail["answered_by"] = *r.Again.AnsweredBy
+			}
+		}
+		if err := auditTx(ctx, tx, entry); err != nil {
 			return err
 		}
 		return s.enqueueTx(ctx, tx, callID, seq+1)

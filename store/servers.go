@@ -36,19 +36,22 @@ type Server struct {
 	RootsList json.RawMessage `db:"roots_list"`
 	// OAuth: who signs in (OAuthPerson or OAuthShared), the client an
 	// admin registered, and whether and how the server asked for a token.
-	OAuthMode             string    `db:"oauth_mode"`
-	OAuthClientID         string    `db:"oauth_client_id"`
-	OAuthClientSecretEnc  []byte    `db:"oauth_client_secret_enc"`
-	OAuthRequired         bool      `db:"oauth_required"`
-	OAuthResourceMetadata string    `db:"oauth_resource_metadata"`
-	OAuthScope            string    `db:"oauth_scope"`
-	CreatedAt             time.Time `db:"created_at"`
-	UpdatedAt             time.Time `db:"updated_at"`
+	OAuthMode             string `db:"oauth_mode"`
+	OAuthClientID         string `db:"oauth_client_id"`
+	OAuthClientSecretEnc  []byte `db:"oauth_client_secret_enc"`
+	OAuthRequired         bool   `db:"oauth_required"`
+	OAuthResourceMetadata string `db:"oauth_resource_metadata"`
+	OAuthScope            string `db:"oauth_scope"`
+	// ReplayAnswers lets Rounds give a person's answers again when the
+	// server forgot its questions and was asked afresh.
+	ReplayAnswers bool      `db:"replay_answers"`
+	CreatedAt     time.Time `db:"created_at"`
+	UpdatedAt     time.Time `db:"updated_at"`
 }
 
 const serverColumns = `id, name, url, enabled, protocol_version, protocol, tools, tools_expires_at, header_name,
 	header_value_enc, sampling, roots, roots_list, created_at, updated_at, tools_raw,
-	oauth_mode, oauth_client_id, oauth_client_secret_enc, oauth_required, oauth_resource_metadata, oauth_scope`
+	oauth_mode, oauth_client_id, oauth_client_secret_enc, oauth_required, oauth_resource_metadata, oauth_scope, replay_answers`
 
 // Root is a file:// URI a server is told about, with an optional name.
 type Root struct {
@@ -153,6 +156,13 @@ func (s *Store) SetServerFeatures(ctx context.Context, name string, sampling, ro
 	_, err := s.pool.Exec(ctx, `update servers set sampling = $2, roots = $3, updated_at = now()
 		where name = $1 and (sampling, roots) is distinct from ($2, $3)`, name, sampling, roots)
 	return err
+}
+
+// SetServerReplay says whether Rounds may give a person's answers again to
+// a server that forgot its questions (see RefuseState).
+func (s *Store) SetServerReplay(ctx context.Context, name string, on bool) error {
+	return s.execOne(ctx, "server "+name,
+		`update servers set replay_answers = $2, updated_at = now() where name = $1`, name, on)
 }
 
 // SetServerRoots sets the roots a server's roots/list questions are

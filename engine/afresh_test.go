@@ -1,0 +1,348 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/mcptest"
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/store/storetest"
+)
+
+// Timeouts of the instances in these tests: every answer comes after all
+// of them, and after the server's state has expired.
+const (
+	requestTimeout = time.Second
+	heartbeat      = 300 * time.Millisecond
+	stateTTL       = 1500 * time.Millisecond
+	humanPause     = 2 * time.Second
+)
+
+// instance is one Rounds process: its store, listener and engine.
+type instance struct {
+	st   *store.Store
+	eng  *engine.Engine
+	stop func()
+}
+
+func startInstance(t *testing.T, pool *pgxpool.Pool, id string, cfg engine.Config) *instance {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := store.New(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := store.NewNotifier(pool, log, engine.RiverTopics()...)
+	st.HearOwn(n)
+	nctx, stopNotifier := context.WithCancel(context.Background())
+	go n.Run(nctx)
+	cfg.InstanceID, cfg.Notifier = id, n
+	cfg.RequestTimeout, cfg.HeartbeatInterval = requestTimeout, heartbeat
+	cfg.Capabilities = mcpclient.Capabilities{FormElicitation: true, URLElicitation: true}
+	eng, err := engine.New(pool, st, mcpclient.New(mcpclient.Options{RequestTimeout: requestTimeout}), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	in := &instance{st: st, eng: eng}
+	stopped := false
+	in.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = eng.Stop(ctx)
+		stopNotifier()
+	}
+	t.Cleanup(in.stop)
+	return in
+}
+
+// waitFor waits for the call to reach status at round seq.
+func waitFor(t *testing.T, st *store.Store, id, status string, seq int) *store.Call {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c, err := st.Call(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Status == status && c.CurrentSeq == seq {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the call is %s at round %d (error %v); want %s at round %d", c.Status, c.CurrentSeq, deref(c.Error), status, seq)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// answer answers round seq as person, through the path both the pages and
+// the API take.
+func answer(t *testing.T, st *store.Store, id string, seq int, responses string) {
+	t.Helper()
+	_, err := st.AnswerChecked(context.Background(), id, seq, func(*store.Call, *store.Round) (store.Decision, error) {
+		return store.Decision{By: "ada", Responses: json.RawMessage(responses)}, nil
+	})
+	if err != nil {
+		t.Fatalf("answering round %d: %v", seq, err)
+	}
+}
+
+const (
+	toLisbon = `{"destination":{"action":"accept","content":{"destination":"Lisbon"}}}`
+	onMay4   = `{"date":{"action":"accept","content":{"date":"2031-05-04"}}}`
+)
+
+func bookFlight(t *testing.T, st *store.Store, serverID int64) string {
+	t.Helper()
+	call, err := st.CreateCall(context.Background(), store.NewCall{ServerID: serverID, Owner: "ada",
+		Method: mcpclient.MethodCallTool, Target: "book_flight", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, st, call.ID, store.CallInputRequired, 1)
+	answer(t, st, call.ID, 1, toLisbon)
+	waitFor(t, st, call.ID, store.CallInputRequired, 2)
+	return call.ID
+}
+
+// auditActions lists the system's audit actions on a call, oldest first.
+func auditActions(t *testing.T, st *store.Store, id string) []string {
+	t.Helper()
+	recs, err := st.AuditLog(context.Background(), store.AuditFilter{Target: id, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := len(recs) - 1; i >= 0; i-- {
+		out = append(out, recs[i].Action)
+	}
+	return out
+}
+
+// retriesAfterRefusal are the tools/call requests the server got after it
+// refused a state: each should carry no answers and no state, or answers
+// with the state the server sent since.
+func toolCalls(f *mcptest.Fake) []map[string]json.RawMessage {
+	var out []map[string]json.RawMessage
+	for _, e := range f.Exchanges() {
+		if e.RPC != "tools/call" {
+			continue
+		}
+		var msg struct{ Params map[string]json.RawMessage }
+		_ = json.Unmarshal(e.Body, &msg)
+		out = append(out, msg.Params)
+	}
+	return out
+}
+
+// TestAnswerAfterServerForgot: a FastMCP 4 server seals each round's state
+// for a limited time. The person answers the second round after it ran
+// out, after every timeout of Rounds, on another instance, after both
+// instances restarted. The server refuses the state; Rounds asks it
+// afresh, gives the answers again to the same questions, and the call
+// completes with what the person said. The same when the server itself
+// restarted (its sealing key is new), which it cannot tell apart.
+func TestAnswerAfterServerForgot(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := t.Context()
+	for _, how := range []string{"expired", "server restarted"} {
+		t.Run(how, func(t *testing.T) {
+			fake := mcptest.NewFake(t, mcptest.FastMCP4)
+			if how == "expired" {
+				fake.SetStateTTL(stateTTL)
+			}
+			a := startInstance(t, pool, "a-"+how, engine.Config{})
+			server, err := a.st.UpsertServer(ctx, "fastmcp-"+strings.ReplaceAll(how, " ", "-"), fake.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := bookFlight(t, a.st, server.ID)
+			a.stop()
+			time.Sleep(humanPause)
+			if how == "server restarted" {
+				fake.Restart()
+			}
+			b := startInstance(t, pool, "b-"+how, engine.Config{})
+			answer(t, b.st, id, 2, onMay4)
+			call := waitFor(t, b.st, id, store.CallComplete, 4)
+			if !strings.Contains(string(call.Result), "Booked a flight to Lisbon on 2031-05-04") {
+				t.Fatalf("result: %s", call.Result)
+			}
+			if call.Restarts != 1 {
+				t.Errorf("asked afresh %d times, want 1", call.Restarts)
+			}
+			rounds, err := b.st.Rounds(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rounds) != 4 {
+				t.Fatalf("%d rounds, want 4", len(rounds))
+			}
+			if rounds[1].StateExpiredAt == nil || rounds[0].StateExpiredAt != nil {
+				t.Errorf("state refused at rounds 1, 2: %v %v", rounds[0].StateExpiredAt, rounds[1].StateExpiredAt)
+			}
+			for i, r := range rounds[2:] {
+				want := rounds[i]
+				if !r.AnsweredAgain() || string(r.Responses) != string(want.Responses) || r.Asking != 1 || r.Position != i+1 {
+					t.Errorf("round %d: by %v, asking %d at %d, answers %s; want again %s", r.Seq, deref(r.AnsweredBy), r.Asking, r.Position, r.Responses, want.Responses)
+				}
+			}
+			got := strings.Join(auditActions(t, b.st, id), " ")
+			if want := "call.asked_afresh round.answered_again round.answered_again"; !strings.Contains(got, want) {
+				t.Errorf("audit: %s; want it to hold %s", got, want)
+			}
+			// The server saw: the first call, the answer to round 1, the
+			// refused answer to round 2, then a fresh call and both answers
+			// again, each with only the state it had just sent.
+			calls := toolCalls(fake)
+			if len(calls) != 6 {
+				t.Fatalf("%d tools/call requests, want 6", len(calls))
+			}
+			if calls[2]["requestState"] == nil || calls[3]["requestState"] != nil || calls[3]["inputResponses"] != nil {
+				t.Errorf("the refused answer carried state %s; the fresh ask carried %s %s",
+					calls[2]["requestState"], calls[3]["requestState"], calls[3]["inputResponses"])
+			}
+			if string(calls[5]["requestState"]) == string(calls[2]["requestState"]) {
+				t.Error("the answer given again carried the refused state")
+			}
+			if v := fake.Violations(); len(v) > 0 {
+				t.Errorf("the server saw what FastMCP's clients never send: %q", v)
+			}
+		})
+	}
+}
+
+// TestAskedAfreshOnlyTheSame: what Rounds gives again, and when it stops.
+func TestAskedAfreshOnlyTheSame(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := t.Context()
+	in := startInstance(t, pool, "one", engine.Config{})
+	servers := 0
+	register := func(t *testing.T, fake *mcptest.Fake) int64 {
+		t.Helper()
+		servers++
+		s, err := in.st.UpsertServer(ctx, fmt.Sprintf("fastmcp-%d", servers), fake.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.ID
+	}
+
+	t.Run("a question that moved goes to the person", func(t *testing.T) {
+		fake := mcptest.NewFake(t, mcptest.FastMCP4)
+		fake.SetStateTTL(stateTTL)
+		fake.MoveFares()
+		id := bookFlight(t, in.st, register(t, fake))
+		time.Sleep(humanPause)
+		answer(t, in.st, id, 2, onMay4)
+		waitFor(t, in.st, id, store.CallInputRequired, 4)
+		rounds, err := in.st.Rounds(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rounds[2].AnsweredAgain() || rounds[3].Status != store.RoundPending {
+			t.Fatalf("round 3 by %v, round 4 %s; want round 3 given again and round 4 asked", deref(rounds[2].AnsweredBy), rounds[3].Status)
+		}
+		if !strings.Contains(string(rounds[3].InputRequests), "Fares from €435.") {
+			t.Errorf("round 4 asks %s", rounds[3].InputRequests)
+		}
+		answer(t, in.st, id, 4, onMay4)
+		call := waitFor(t, in.st, id, store.CallComplete, 4)
+		if !strings.Contains(string(call.Result), "Lisbon on 2031-05-04") {
+			t.Errorf("result: %s", call.Result)
+		}
+	})
+
+	t.Run("a server that refuses its own fresh state is not asked again", func(t *testing.T) {
+		fake := mcptest.NewFake(t, mcptest.FastMCP4)
+		fake.SetStateTTL(time.Nanosecond)
+		id := bookFlight(t, in.st, register(t, fake))
+		answer(t, in.st, id, 2, onMay4)
+		call := waitFor(t, in.st, id, store.CallFailed, 4)
+		if call.Restarts != 1 || !call.Retryable || !strings.Contains(deref(call.Error), "refused the state of its own question") {
+			t.Errorf("restarts %d, retryable %v, error %q", call.Restarts, call.Retryable, deref(call.Error))
+		}
+		if n := len(toolCalls(fake)); n != 6 {
+			t.Errorf("%d tools/call requests, want 6 (no loop)", n)
+		}
+	})
+
+	t.Run("replay off: the call stops, and a retry asks the person", func(t *testing.T) {
+		fake := mcptest.NewFake(t, mcptest.FastMCP4)
+		fake.SetStateTTL(stateTTL)
+		serverID := register(t, fake)
+		if err := in.st.SetServerReplay(ctx, fmt.Sprintf("fastmcp-%d", servers), false); err != nil {
+			t.Fatal(err)
+		}
+		id := bookFlight(t, in.st, serverID)
+		time.Sleep(humanPause)
+		answer(t, in.st, id, 2, onMay4)
+		call := waitFor(t, in.st, id, store.CallFailed, 2)
+		msg := deref(call.Error)
+		if !call.Retryable || !strings.Contains(msg, "no longer knew this call's questions") ||
+			!strings.Contains(msg, "not to give answers again") || strings.Contains(msg, "HTTP 400") {
+			t.Fatalf("retryable %v, error %q", call.Retryable, msg)
+		}
+		if err := in.st.RetryCall(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, in.st, id, store.CallInputRequired, 3)
+		rounds, err := in.st.Rounds(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := rounds[2]; r.Status != store.RoundPending || r.Asking != 1 || r.Position != 1 {
+			t.Errorf("round 3 is %s in asking %d at %d; want it asked of the person first in asking 1", r.Status, r.Asking, r.Position)
+		}
+	})
+}
+
+// TestAskedAfreshAtMostSoOften: the restarts setting bounds how often
+// Rounds asks afresh by itself.
+func TestAskedAfreshAtMostSoOften(t *testing.T) {
+	pool := storetest.NewPool(t)
+	in := startInstance(t, pool, "never", engine.Config{MaxRestarts: -1})
+	fake := mcptest.NewFake(t, mcptest.FastMCP4)
+	fake.SetStateTTL(stateTTL)
+	s, err := in.st.UpsertServer(t.Context(), "fastmcp", fake.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := bookFlight(t, in.st, s.ID)
+	time.Sleep(humanPause)
+	answer(t, in.st, id, 2, onMay4)
+	call := waitFor(t, in.st, id, store.CallFailed, 2)
+	if call.Restarts != 0 || !strings.Contains(deref(call.Error), "not to ask a server afresh by itself") {
+		t.Errorf("restarts %d, error %q", call.Restarts, deref(call.Error))
+	}
+	var refusals int
+	if err := pool.QueryRow(t.Context(), `select count(*) from audit_log where action = 'call.state_refused' and target = $1`, id).
+		Scan(&refusals); err != nil && err != pgx.ErrNoRows {
+		t.Fatal(err)
+	}
+	if refusals != 1 {
+		t.Errorf("%d refusals in the audit log, want 1", refusals)
+	}
+}

@@ -47,13 +47,13 @@ func (e *Engine) stateRefused(ctx context.Context, a *store.Attempt, o store.Out
 	automatic := r.AnsweredBy != nil && (*r.AnsweredBy == store.AnsweredAgain || *r.AnsweredBy == store.AnsweredAutomatically)
 	switch {
 	case !c.ServerReplay:
-		refusal.Message = fmt.Sprintf(replayOff, humanDuration(age))
+		refusal.Message = fmt.Sprintf(replayOff, HumanDuration(age))
 	case automatic && age < freshState:
-		refusal.Message = fmt.Sprintf(refusesOwn, humanDuration(age))
+		refusal.Message = fmt.Sprintf(refusesOwn, HumanDuration(age))
 	case e.cfg.MaxRestarts < 0:
-		refusal.Message = fmt.Sprintf(never, humanDuration(age))
+		refusal.Message = fmt.Sprintf(never, HumanDuration(age))
 	case c.Restarts >= e.cfg.MaxRestarts:
-		refusal.Message = fmt.Sprintf(tooOften, humanDuration(age), c.Restarts)
+		refusal.Message = fmt.Sprintf(tooOften, HumanDuration(age), c.Restarts)
 	default:
 		refusal.Afresh = true
 	}
@@ -81,9 +81,9 @@ func answeredBefore(a *store.Attempt, next *mcpclient.Round) *store.Round {
 	return before
 }
 
-// humanDuration says a duration in a person's words: "11 minutes",
+// HumanDuration says a duration in a person's words: "11 minutes",
 // "40 seconds", "2 hours 5 minutes", "3 days".
-func humanDuration(d time.Duration) string {
+func HumanDuration(d time.Duration) string {
 	plural := func(n int64, unit string) string {
 		if n == 1 {
 			return "1 " + unit

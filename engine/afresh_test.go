@@ -1,11 +1,13 @@
 package engine_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/mcptest"
@@ -344,5 +347,43 @@ func TestAskedAfreshAtMostSoOften(t *testing.T) {
 	}
 	if refusals != 1 {
 		t.Errorf("%d refusals in the audit log, want 1", refusals)
+	}
+}
+
+// TestPromptAndResourceAfterServerForgot: a prompt and a resource read ask
+// through rounds too; the demo server refuses their state once it ran out,
+// as mcp 2.0 does, and both complete with the person's answers given again.
+func TestPromptAndResourceAfterServerForgot(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := t.Context()
+	srv := httptest.NewServer(demo.Handler(demo.Options{Secret: []byte("forgetful demo"), StateTTL: stateTTL}))
+	t.Cleanup(srv.Close)
+	in := startInstance(t, pool, "demo", engine.Config{})
+	server, err := in.st.UpsertServer(ctx, "demo", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method, target, args, answer, want string
+	}{
+		{mcpclient.MethodGetPrompt, "trip_plan", `{"destination":"Lisbon"}`,
+			`{"trip":{"action":"accept","content":{"days":3,"likes":"tiles"}}}`, "Plan a 3-day trip to Lisbon. I like tiles."},
+		{mcpclient.MethodReadResource, "demo://notes/secret", "",
+			`{"reason":{"action":"accept","content":{"reason":"to see it"}}}`, "(Read because: to see it)"},
+	} {
+		t.Run(c.method, func(t *testing.T) {
+			call, err := in.st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: c.method,
+				Target: c.target, Arguments: json.RawMessage(cmp.Or(c.args, `{}`))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, in.st, call.ID, store.CallInputRequired, 1)
+			time.Sleep(humanPause)
+			answer(t, in.st, call.ID, 1, c.answer)
+			done := waitFor(t, in.st, call.ID, store.CallComplete, 2)
+			if !strings.Contains(string(done.Result), c.want) || done.Restarts != 1 {
+				t.Errorf("asked afresh %d times; result %s, want it to hold %q", done.Restarts, done.Result, c.want)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
@@ -50,6 +51,18 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	if s.RoundTTL > 0 {
 		vm.RoundTTL = shortDuration(s.RoundTTL)
 	}
+	vm.Replay = s.ReplayAnswers
+	life, err := h.store.ServerStateLife(ctx, s.ID, stateLifeSpan)
+	if err != nil {
+		return nil, err
+	}
+	if life.Refused > 0 && life.YoungestRefused != nil {
+		vm.StateLife = &views.StateLifeVM{Refused: life.Refused, Days: int(stateLifeSpan / (24 * time.Hour)),
+			YoungestRefused: engine.HumanDuration(*life.YoungestRefused)}
+		if life.OldestAccepted != nil {
+			vm.StateLife.OldestAccepted = engine.HumanDuration(*life.OldestAccepted)
+		}
+	}
 	learnt, err := h.store.ToolProtocols(ctx, s.ID)
 	if err != nil {
 		return nil, err
@@ -67,6 +80,10 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	}
 	return vm, nil
 }
+
+// stateLifeSpan is how far back the server page looks for the answers a
+// server refused because it had forgotten its questions.
+const stateLifeSpan = 30 * 24 * time.Hour
 
 // adminServerUpdate saves a server's URL, round lifetime and credentials.
 func (h *Handler) adminServerUpdate(c echo.Context) error {
@@ -104,8 +121,18 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 			vm.Error = rootsErr.Error()
 		}
 	}
+	replayWas, replayForm := vm.Replay, c.FormValue("replay_form") != ""
+	if replayForm {
+		vm.Replay = c.FormValue("replay") != ""
+	}
 	if vm.Error != "" {
 		return render(c, http.StatusUnprocessableEntity, views.AdminServerPage(*vm))
+	}
+	if replayForm && vm.Replay != replayWas {
+		if err := h.store.SetServerReplay(ctx, vm.Name, vm.Replay); err != nil {
+			return err
+		}
+		h.audit(c, "server.replay", vm.Name, map[string]any{"replay": vm.Replay})
 	}
 	if err := h.store.UpdateServer(ctx, vm.Name, rawURL, ttl); err != nil {
 		return err

@@ -54,7 +54,11 @@ type apiCall struct {
 	// Authorization is set while the call waits for its owner to sign in
 	// at the server's authorization server.
 	Authorization *apiAuthorization `json:"authorization,omitempty"`
-	CreatedAt     time.Time         `json:"createdAt"`
+	// AskedAfresh counts the times Rounds asked the server afresh after it
+	// forgot the call's questions; Rounds then lists the call's rounds.
+	AskedAfresh int            `json:"askedAfresh,omitempty"`
+	Rounds      []apiRoundSeen `json:"rounds,omitempty"`
+	CreatedAt   time.Time      `json:"createdAt"`
 	UpdatedAt     time.Time         `json:"updatedAt"`
 }
 
@@ -68,6 +72,44 @@ type apiRound struct {
 	Seq           int             `json:"seq"`
 	InputRequests json.RawMessage `json:"inputRequests"`
 	ExpiresAt     time.Time       `json:"expiresAt"`
+	// AnsweredBefore is what was answered to the round at this place
+	// before the server was asked afresh, whose questions changed since.
+	AnsweredBefore *apiAnswered `json:"answeredBefore,omitempty"`
+}
+
+type apiAnswered struct {
+	Seq            int             `json:"seq"`
+	InputResponses json.RawMessage `json:"inputResponses"`
+}
+
+// apiRoundSeen is one round of a call the server forgot the questions of:
+// how it ended, and what Rounds did.
+type apiRoundSeen struct {
+	Seq        int        `json:"seq"`
+	Status     string     `json:"status"`
+	AnsweredBy string     `json:"answeredBy,omitempty"`
+	AnsweredAt *time.Time `json:"answeredAt,omitempty"`
+	// StateRefusedAt is when the server no longer knew the round's question
+	// as its answers came back.
+	StateRefusedAt *time.Time `json:"stateRefusedAt,omitempty"`
+	// AnsweredAgainFrom is the round whose answers Rounds gave again to
+	// this one's same questions.
+	AnsweredAgainFrom int `json:"answeredAgainFrom,omitempty"`
+}
+
+// withRounds says whether the API needs all of a call's rounds, not only
+// the current one: where the server may have forgotten its questions (the
+// call was asked afresh, or failed), so the story needs them.
+func withRounds(call *store.Call, rounds []store.Round) bool {
+	if call.Restarts > 0 || call.Status == store.CallFailed {
+		return true
+	}
+	for _, r := range rounds {
+		if r.Asking > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // apiCallOf is newAPICall with, for a call waiting on a sign-in, where to
@@ -112,12 +154,29 @@ func newAPICall(call *store.Call, rounds []store.Round) apiCall {
 			out.Retrying.Reason = *call.RetryReason
 		}
 	}
-	if call.Status == store.CallInputRequired {
-		for _, r := range rounds {
-			if r.Seq == call.CurrentSeq && r.Status == store.RoundPending {
-				out.Round = &apiRound{Seq: r.Seq, InputRequests: r.InputRequests, ExpiresAt: r.ExpiresAt}
+	out.AskedAfresh = call.Restarts
+	refused := false
+	for i := range rounds {
+		refused = refused || rounds[i].StateExpiredAt != nil
+	}
+	for i := range rounds {
+		r := &rounds[i]
+		before := roundBefore(rounds, r)
+		if call.Status == store.CallInputRequired && r.Seq == call.CurrentSeq && r.Status == store.RoundPending {
+			out.Round = &apiRound{Seq: r.Seq, InputRequests: r.InputRequests, ExpiresAt: r.ExpiresAt}
+			if before != nil && before.Responses != nil {
+				out.Round.AnsweredBefore = &apiAnswered{Seq: before.Seq, InputResponses: before.Responses}
 			}
+			continue
 		}
+		if !refused {
+			continue
+		}
+		seen := apiRoundSeen{Seq: r.Seq, Status: r.Status, AnsweredBy: answeredBy(r), AnsweredAt: r.AnsweredAt, StateRefusedAt: r.StateExpiredAt}
+		if before != nil && r.AnsweredAgain() {
+			seen.AnsweredAgainFrom = before.Seq
+		}
+		out.Rounds = append(out.Rounds, seen)
 	}
 	return out
 }

@@ -62,5 +62,11 @@ func (h *Handler) writeCallWaited(c echo.Context, status int, w *watcher, call *
 			}
 		}
 	}
+	if withRounds(call, rounds) {
+		var err error
+		if rounds, err = h.store.Rounds(c.Request().Context(), call.ID); err != nil {
+			return err
+		}
+	}
 	return writeJSON(c, status, h.apiCallOf(call, rounds))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
@@ -177,14 +178,18 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 	}
 	for i := range rounds {
 		r := &rounds[i]
+		before := roundBefore(rounds, r)
 		if r.Seq == call.CurrentSeq && call.Status == store.CallInputRequired && r.Status == store.RoundPending {
-			var prev *store.Round
-			if i > 0 {
+			prev := before
+			if prev == nil && i > 0 {
 				prev = &rounds[i-1]
 			}
 			current, err := pendingRoundVM(ctx, call, r, prev, draft)
 			if err != nil {
 				return nil, nil, 0, err
+			}
+			if before != nil {
+				current.ChangedFrom = before.Seq
 			}
 			vm.Current = current
 			vm.WatchHref = watchHref(call.ID, r.Seq)
@@ -193,15 +198,41 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		if r.Seq == call.CurrentSeq && r.Outcome != nil {
 			vm.Outcome = *r.Outcome
 		}
-		vm.History = append(vm.History, views.RoundVM{
+		h := views.RoundVM{
 			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
 			Questions: answeredVMs(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
-		})
+		}
+		if r.StateExpiredAt != nil {
+			h.StateRefused, h.StateAge = r.StateExpiredAt, engine.HumanDuration(r.StateExpiredAt.Sub(r.CreatedAt))
+			h.AskedAfresh = i+1 < len(rounds)
+		}
+		if before != nil && r.AnsweredAgain() {
+			h.SameAs, h.AnsweredAgain = before.Seq, true
+		}
+		vm.History = append(vm.History, h)
+	}
+	if last := len(rounds) - 1; call.Status == store.CallFailed && call.Retryable && last >= 0 && rounds[last].StateExpiredAt != nil {
+		vm.RetryLabel = "Start again with your answers filled in"
 	}
 	if call.Status == store.CallComplete {
 		vm.Result = resultVM(call.Method, call.Result, href+"/contents/")
 	}
 	return vm, call, waiting, nil
+}
+
+// roundBefore returns the round at r's place in the asking before r's: the
+// round r repeats, or would, after the server was asked afresh. Nil in a
+// call's first asking.
+func roundBefore(rounds []store.Round, r *store.Round) *store.Round {
+	if r.Asking == 0 {
+		return nil
+	}
+	for i := range rounds {
+		if b := &rounds[i]; b.Asking == r.Asking-1 && b.Position == r.Position {
+			return b
+		}
+	}
+	return nil
 }
 
 // pendingRoundVM builds the answer form of a pending round, filled in with

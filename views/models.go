@@ -81,6 +81,9 @@ type CallVM struct {
 	Error      string
 	Retryable  bool
 	RetryHref  string
+	// RetryLabel names the retry button: starting afresh, with the answers
+	// filled in, when the server forgot the call's questions.
+	RetryLabel string
 	Notice     string
 	Live       bool
 	LiveHref   string
@@ -127,6 +130,18 @@ type RoundVM struct {
 	// Outcome is how an ended round ended: answered, declined, cancelled or
 	// expired.
 	Outcome string
+	// StateRefused is when the server no longer knew this round's question
+	// as its answer came back, StateAge how long after it was asked;
+	// AskedAfresh says Rounds then asked the server afresh.
+	StateRefused *time.Time
+	StateAge     string
+	AskedAfresh  bool
+	// SameAs is the earlier round whose questions this one repeats after
+	// the server was asked afresh; AnsweredAgain says its answers were
+	// given again. A round whose questions changed has ChangedFrom.
+	SameAs        int
+	AnsweredAgain bool
+	ChangedFrom   int
 }
 
 // QuestionVM is one question of a round.

@@ -22,12 +22,15 @@ type config struct {
 	ListenAddr  string
 	// PublicURL is where people reach the app, without a trailing slash;
 	// empty means http://LISTEN_ADDR.
-	PublicURL      string
-	Servers        []serverConfig
-	serversSet     bool
-	Roots          map[string][]store.Root // roots/list answers by server name, from MCP_ROOTS
-	RoundTTL       time.Duration
-	MaxRounds      int
+	PublicURL  string
+	Servers    []serverConfig
+	serversSet bool
+	Roots      map[string][]store.Root // roots/list answers by server name, from MCP_ROOTS
+	RoundTTL   time.Duration
+	MaxRounds  int
+	// StateRestarts caps how often a call's server is asked afresh by
+	// itself after it forgot the call's questions; zero for never.
+	StateRestarts  int
 	RequestTimeout time.Duration
 	HeldTimeout    time.Duration
 	// RetryWindow is how long a request the server could not take is sent
@@ -82,6 +85,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		ListenAddr:     or(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
 		RoundTTL:       24 * time.Hour,
 		MaxRounds:      10,
+		StateRestarts:  3,
 		RequestTimeout: 10 * time.Second,
 	}
 	var err error
@@ -98,6 +102,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if v := getenv("MAX_ROUNDS"); v != "" {
 		if cfg.MaxRounds, err = strconv.Atoi(v); err != nil || cfg.MaxRounds < 1 {
 			return cfg, fmt.Errorf("MAX_ROUNDS: want a whole number of at least 1, got %q", v)
+		}
+	}
+	if v := getenv("STATE_RESTARTS"); v != "" {
+		if cfg.StateRestarts, err = strconv.Atoi(v); err != nil || cfg.StateRestarts < 0 {
+			return cfg, fmt.Errorf("STATE_RESTARTS: want a whole number, 0 or more, got %q", v)
 		}
 	}
 	cfg.HeldTimeout = 10 * time.Minute

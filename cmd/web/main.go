@@ -221,6 +221,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	st.HearOwn(notifier)
 	eng, err := engine.New(pool, st, mc, engine.Config{
 		RoundTTL:            cfg.RoundTTL,
+		MaxRestarts:         restarts(cfg.StateRestarts),
 		MaxRounds:           cfg.MaxRounds,
 		RequestTimeout:      cfg.RequestTimeout,
 		HeldTimeout:         cfg.HeldTimeout,
@@ -327,4 +328,13 @@ func ownDemo(raw, addr, listen string) bool {
 		return false
 	}
 	return u.Host == addr || u.Host == loopback(addr) || u.Host == listen
+}
+
+// restarts is the engine's MaxRestarts for STATE_RESTARTS: its zero means
+// never, which the engine says with a negative number.
+func restarts(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

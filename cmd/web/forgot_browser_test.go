@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +114,37 @@ func TestBrowserAnswerAfterServerForgot(t *testing.T) {
 				t.Errorf("the API's call holds the server's state: %s", body)
 			}
 		})
+	}
+
+	// The admin's server page says how long the server's questions last,
+	// measured from what it forgot; switched off, the server's next
+	// forgotten question stops the call with a sentence.
+	admin := newClient(t, db)
+	admin.login(b.URL, "admin", adminPassword)
+	_, page := admin.do("GET", b.URL+"/admin/servers/laptop", "", "")
+	for _, want := range []string{`data-testid="state-life"`, "the server had forgotten the questions of 1", " seconds after asking it", `name="replay" value="1" checked`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the laptop server's page does not say %q", want)
+		}
+	}
+	if status, body := admin.post(b.URL+"/admin/servers/laptop", url.Values{"url": {fakes[1280].URL}, "replay_form": {"1"}}); status != http.StatusSeeOther {
+		t.Fatalf("switching replay off: %d %s", status, body)
+	}
+	if _, page = admin.do("GET", b.URL+"/admin/servers/laptop", "", ""); strings.Contains(string(page), `name="replay" value="1" checked`) {
+		t.Error("replay is still on after switching it off")
+	}
+	status, created := api.do("POST", a.URL+"/api/v1/calls", "application/json", `{"server":"laptop","tool":"book_flight","arguments":{}}`)
+	var call apiCall
+	if err := json.Unmarshal(created, &call); status != http.StatusCreated || err != nil {
+		t.Fatalf("start on laptop: %d %s", status, created)
+	}
+	api.waitFor(a.URL, call.ID, 10*time.Second, roundIs(1))
+	api.answer(a.URL, call.ID, 1, `{"destination":{"action":"accept","content":{"destination":"Lisbon"}}}`)
+	api.waitFor(a.URL, call.ID, 10*time.Second, roundIs(2))
+	time.Sleep(2500 * time.Millisecond)
+	api.answer(b.URL, call.ID, 2, `{"date":{"action":"accept","content":{"date":"2031-05-04"}}}`)
+	failed := api.waitFor(b.URL, call.ID, 10*time.Second, func(c apiCall) bool { return c.Status == "failed" })
+	if failed.Error == nil || !strings.Contains(failed.Error.Message, "not to give answers again to this server") {
+		t.Errorf("with replay off the call ends with %+v", failed.Error)
 	}
 }

@@ -104,7 +104,7 @@ func deref(s *string) string {
 // the API take.
 func answer(t *testing.T, st *store.Store, id string, seq int, responses string) {
 	t.Helper()
-	_, err := st.AnswerChecked(context.Background(), id, seq, func(*store.Call, *store.Round) (store.Decision, error) {
+	_, err := st.AnswerChecked(context.Background(), id, seq, "ada", func(store.Answering) (store.Decision, error) {
 		return store.Decision{By: "ada", Responses: json.RawMessage(responses)}, nil
 	})
 	if err != nil {

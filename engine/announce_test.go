@@ -88,7 +88,7 @@ func TestAnnouncedAfterCommit(t *testing.T) {
 	if first.Round == nil || first.Round.Seq != 1 || !json.Valid(first.Round.InputRequests) {
 		t.Fatalf("the note of round 1 carries no round: %+v", first)
 	}
-	_, err = st.AnswerChecked(ctx, call.ID, 1, func(*store.Call, *store.Round) (store.Decision, error) {
+	_, err = st.AnswerChecked(ctx, call.ID, 1, "ada", func(store.Answering) (store.Decision, error) {
 		return store.Decision{By: "ada", Responses: json.RawMessage(
 			`{"trip":{"action":"accept","content":{"destination":"Lisbon","date":"2031-05-04"}},"party":{"action":"accept","content":{"passengers":2}}}`)}, nil
 	})

@@ -109,7 +109,7 @@ func TestOwnJobsRunHere(t *testing.T) {
 			t.Fatal(err)
 		}
 		wait(call.ID, store.CallInputRequired, 1)
-		_, err = on.st.AnswerChecked(ctx, call.ID, 1, func(*store.Call, *store.Round) (store.Decision, error) {
+		_, err = on.st.AnswerChecked(ctx, call.ID, 1, "ada", func(store.Answering) (store.Decision, error) {
 			return store.Decision{By: "ada", Responses: json.RawMessage(
 				`{"trip":{"action":"accept","content":{"destination":"Lisbon","date":"2031-05-04"}},"party":{"action":"accept","content":{"passengers":2}}}`)}, nil
 		})

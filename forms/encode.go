@@ -72,3 +72,12 @@ func (f *Form) LabelLoneValue(question string) {
 		fd.Label = question
 	}
 }
+
+// Marshal writes v as JSON as servers are sent it: without escaping HTML.
+func Marshal(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := encodeNoEscape(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

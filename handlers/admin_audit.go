@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -65,28 +66,13 @@ func (h *Handler) auditEntry(c echo.Context, actor, action, target string, detai
 }
 
 // answerAudit is the audit entry for the answer to a round: answered,
-// declined or cancelled, from the actions alone (as rounds.outcome does):
-// any cancel cancels the round, all declines decline it. It is written in
-// the answer's own transaction.
+// declined or cancelled, as round.Outcome words it. It is written in the
+// answer's own transaction.
 func (h *Handler) answerAudit(c echo.Context, call *store.Call, seq int, responses json.RawMessage) store.AuditEntry {
-	var answers map[string]struct {
-		Action string `json:"action"`
-	}
-	_ = json.Unmarshal(responses, &answers)
-	counts := map[string]int{}
-	for _, a := range answers {
-		counts[a.Action]++
-	}
-	outcome := store.OutcomeAnswered
-	switch {
-	case counts[actionCancel] > 0:
-		outcome = store.OutcomeCancelled
-	case len(answers) > 0 && counts[actionDecline] == len(answers):
-		outcome = store.OutcomeDeclined
-	}
+	outcome, counts := round.Outcome(responses)
 	detail := map[string]any{
 		"seq": seq, "server": call.ServerName,
-		"accept": counts[actionAccept], "decline": counts[actionDecline], "cancel": counts[actionCancel],
+		"accept": counts.Accept, "decline": counts.Decline, "cancel": counts.Cancel,
 	}
 	if call.Assignee != nil {
 		detail["assignee"] = *call.Assignee // the actor answered for them

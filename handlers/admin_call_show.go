@@ -1,17 +1,14 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
-	"sort"
 	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -84,7 +81,7 @@ func (h *Handler) adminCallVM(ctx context.Context, id string) (*views.AdminCallV
 			ExpireAction: base + "/rounds/" + strconv.Itoa(r.Seq) + "/expire",
 			CancelAction: base + "/rounds/" + strconv.Itoa(r.Seq) + "/cancel",
 			Attempts:     bySeq[r.Seq],
-			Questions:    adminQuestions(r),
+			Questions:    round.AdminQuestions(r),
 		}
 		if r.AnsweredBy != nil {
 			rv.AnsweredBy = *r.AnsweredBy
@@ -95,69 +92,14 @@ func (h *Handler) adminCallVM(ctx context.Context, id string) (*views.AdminCallV
 	return vm, nil
 }
 
-// adminQuestions lists a round's questions with the answers given, if any.
-// The request state is not read.
-func adminQuestions(r *store.Round) []views.AdminQuestionVM {
-	qs, _ := mcpclient.ParseQuestions(r.InputRequests)
-	var answers map[string]struct {
-		Action  string          `json:"action"`
-		Content json.RawMessage `json:"content"`
-	}
-	var raw map[string]json.RawMessage
-	if r.Responses != nil {
-		_ = json.Unmarshal(r.Responses, &answers)
-		_ = json.Unmarshal(r.Responses, &raw)
-	}
-	out := make([]views.AdminQuestionVM, 0, len(qs))
-	for _, q := range qs {
-		var p struct {
-			Message string `json:"message"`
-		}
-		_ = json.Unmarshal(q.Params, &p)
-		if p.Message == "" {
-			p.Message = kindSummary(q)
-		}
-		qv := views.AdminQuestionVM{Key: q.Key, Kind: q.Kind, Message: p.Message}
-		if a, ok := answers[q.Key]; ok {
-			qv.Action = a.Action
-			var pretty bytes.Buffer
-			if len(a.Content) > 0 && json.Indent(&pretty, a.Content, "", "  ") == nil {
-				qv.Content = pretty.String()
-			}
-			if q.Kind == mcpclient.KindRoots {
-				// A roots answer has no content: it is the roots.
-				qv.Content = prettyJSON(raw[q.Key])
-			}
-		}
-		out = append(out, qv)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out
-}
-
 // roundOutcome is how a round ended, worded as rounds.outcome words it.
 func roundOutcome(r *store.Round) string {
 	switch r.Status {
 	case store.RoundPending:
 		return ""
 	case store.RoundAnswered:
-		var answers map[string]struct {
-			Action string `json:"action"`
-		}
-		_ = json.Unmarshal(r.Responses, &answers)
-		declined := 0
-		for _, a := range answers {
-			switch a.Action {
-			case actionCancel:
-				return store.OutcomeCancelled
-			case actionDecline:
-				declined++
-			}
-		}
-		if len(answers) > 0 && declined == len(answers) {
-			return store.OutcomeDeclined
-		}
-		return store.OutcomeAnswered
+		outcome, _ := round.Outcome(r.Responses)
+		return outcome
 	}
 	return r.Status
 }

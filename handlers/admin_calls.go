@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -99,7 +100,7 @@ func (h *Handler) adminCalls(c echo.Context) error {
 
 func adminCallRow(call store.AdminCall) views.AdminCallRowVM {
 	row := views.AdminCallRowVM{
-		ID: call.ID, Href: "/admin/calls/" + call.ID, Target: preview(call.Target, previewName), Server: call.ServerName, Owner: call.Owner,
+		ID: call.ID, Href: "/admin/calls/" + call.ID, Target: round.Preview(call.Target, round.PreviewName), Server: call.ServerName, Owner: call.Owner,
 		Status: call.Status, Created: call.CreatedAt, ExpiresAt: call.ExpiresAt,
 	}
 	if call.RoundStatus != nil {

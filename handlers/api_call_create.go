@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -144,81 +145,72 @@ func firstRound(call *store.Call) bool {
 	return call.Status == store.CallInputRequired && call.CurrentSeq > 0
 }
 
-// apiToolCallCreate starts a tool call: the server is read, the arguments
-// checked against the tool's cached input schema and the call stored in
-// one transaction. Only when the cached catalog has run out is the server
-// asked for its tools first.
+// apiToolCallCreate starts a tool call: the tool is looked up, its input
+// schema checks the arguments, and the call is stored. A server that asks
+// the caller to connect before it lists its tools gets the call unchecked:
+// it waits for the caller to connect (authorization_required), and the
+// server checks the arguments.
 func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any, id string, w *watcher) error {
 	ctx := c.Request().Context()
-	var listed []*mcp.Tool // the catalog listed afresh, when the cache had run out
-	unchecked := false     // the caller must connect to the server before it lists its tools
-	for {
-		var fieldErrs map[string]string
-		call, err := h.store.CreateCallFor(ctx, req.Server, func(srv *store.Server) (store.NewCall, error) {
-			audit := h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": req.Tool,
-				"assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""})
-			if unchecked {
-				// The call waits for the caller to connect (authorization_required),
-				// and the server checks the arguments.
-				return store.NewCall{Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: req.Tool,
-					Arguments: req.Arguments, Audit: audit, Protocol: strings.TrimPrefix(req.Protocol, "auto"),
-					Assignee: req.Assignee, WebhookURL: req.WebhookURL, ID: id}, nil
-			}
-			tool, fresh := h.engine.CachedTool(srv, req.Tool)
-			if !fresh && listed == nil {
-				return store.NewCall{}, errCatalogStale
-			}
-			if !fresh {
-				tool = engine.FindTool(listed, req.Tool)
-			}
-			if tool == nil {
-				return store.NewCall{}, &store.Error{Kind: store.ErrNotFound, Message: "tool " + req.Tool + " not found"}
-			}
-			if schema, err := json.Marshal(tool.InputSchema); err == nil && string(schema) != "null" {
-				if errs, err := forms.Validate(schema, args); err == nil && len(errs) > 0 {
-					fieldErrs = errs
-					return store.NewCall{}, errStale
-				}
-			}
-			return store.NewCall{
-				Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: tool.Name, Title: toolTitle(tool), Arguments: req.Arguments,
-				Protocol: strings.TrimPrefix(req.Protocol, "auto"),
-				Assignee: req.Assignee, WebhookURL: req.WebhookURL, ID: id,
-				Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": tool.Name,
-					"assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""}),
-			}, nil
-		})
-		switch {
-		case errors.Is(err, errCatalogStale):
-			srv, err := h.store.ServerByName(ctx, req.Server)
-			if err != nil {
-				return err
-			}
-			listed, err = h.engine.Tools(ctx, srv)
-			var authErr *mcpclient.AuthRequiredError
-			if errors.As(err, &authErr) {
-				unchecked = true
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if listed == nil {
-				listed = []*mcp.Tool{}
-			}
-			continue
-		case len(fieldErrs) > 0:
+	srv, err := h.store.ServerByName(ctx, req.Server)
+	if err != nil {
+		return err
+	}
+	nc := store.NewCall{
+		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: req.Tool, Arguments: req.Arguments,
+		Protocol: strings.TrimPrefix(req.Protocol, "auto"), Assignee: req.Assignee, WebhookURL: req.WebhookURL, ID: id,
+	}
+	tool, err := h.toolToCall(ctx, srv, req.Tool)
+	var authErr *mcpclient.AuthRequiredError
+	switch {
+	case errors.As(err, &authErr):
+		// Started unchecked: the server checks the arguments once the
+		// caller has connected.
+	case err != nil:
+		return err
+	case tool == nil:
+		return &store.Error{Kind: store.ErrNotFound, Message: "tool " + req.Tool + " not found"}
+	default:
+		if fieldErrs := toolArgumentErrors(tool, args); len(fieldErrs) > 0 {
 			return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
 				Message: "The arguments do not fit the tool's input schema.",
 				Fields:  map[string]map[string]string{"arguments": fieldErrs},
 			}})
-		case err != nil:
-			return err
 		}
-		return h.writeCallWaited(c, http.StatusCreated, w, call, nil, firstRound)
+		nc.Target, nc.Title = tool.Name, toolTitle(tool)
 	}
+	nc.Audit = h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": nc.Target,
+		"assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""})
+	call, err := h.store.CreateCall(ctx, nc)
+	if err != nil {
+		return err
+	}
+	return h.writeCallWaited(c, http.StatusCreated, w, call, nil, firstRound)
 }
 
-// errCatalogStale rolls back a call started against a catalog that has run
-// out; the tools are listed again and the call started anew.
-var errCatalogStale = errors.New("the tool catalog has run out")
+// toolToCall looks up a server's tool in its cached catalog, else in its
+// tools listed afresh. It returns nil when the server has no such tool.
+func (h *Handler) toolToCall(ctx context.Context, srv *store.Server, name string) (*mcp.Tool, error) {
+	if tool, fresh := h.engine.CachedTool(srv, name); fresh {
+		return tool, nil
+	}
+	tools, err := h.engine.Tools(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	return engine.FindTool(tools, name), nil
+}
+
+// toolArgumentErrors checks arguments against a tool's input schema and
+// returns errors by argument; none when the schema cannot check them.
+func toolArgumentErrors(tool *mcp.Tool, args any) map[string]string {
+	schema, err := json.Marshal(tool.InputSchema)
+	if err != nil || string(schema) == "null" {
+		return nil
+	}
+	errs, err := forms.Validate(schema, args)
+	if err != nil {
+		return nil
+	}
+	return errs
+}

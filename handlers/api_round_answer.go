@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -16,7 +17,6 @@ import (
 // stored, and sent, exactly as given.
 func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	ctx := c.Request().Context()
-	person := h.person(c)
 	seq, err := strconv.Atoi(c.Param("seq"))
 	if err != nil || seq < 1 {
 		return store.ErrNotFound
@@ -38,41 +38,16 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	if w != nil {
 		defer w.stop()
 	}
-	// Read, check and store in one transaction.
-	var misfit map[string]map[string]string
-	var stale *store.Round
-	call, err := h.store.AnswerChecked(ctx, c.Param("id"), seq, func(call *store.Call, round *store.Round) (store.Decision, error) {
-		if ok, err := h.mayOpen(ctx, call); err != nil {
-			return store.Decision{}, err
-		} else if !ok {
-			return store.Decision{}, notFoundErr("call")
-		}
-		if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
-			stale = round
-			return store.Decision{}, errStale
-		}
-		qs, err := questionsOf(round)
-		if err != nil {
-			return store.Decision{}, err
-		}
-		withRoots(qs, call)
-		if misfit = checkAPIAnswers(qs, body.InputResponses); len(misfit) > 0 {
-			return store.Decision{}, errStale
-		}
-		// Roots are answered from the server's settings, not by the caller.
-		responses, err := addRootsAnswers(qs, body.InputResponses)
-		if err != nil {
-			return store.Decision{}, err
-		}
-		return h.decision(c, call, round, qs, responses, person), nil
+	call, r, a, err := h.answer(c, seq, func(call *store.Call, r *store.Round) (*round.Answer, error) {
+		return round.APIAnswer(call, r, body.InputResponses)
 	})
 	switch {
-	case len(misfit) > 0:
+	case errors.Is(err, errUnfit):
 		return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
-			Message: "Some answers do not fit: " + fieldErrorText(misfit), Fields: misfit,
+			Message: "Some answers do not fit: " + a.Misfit.String(), Fields: a.Misfit,
 		}})
-	case stale != nil:
-		return echo.NewHTTPError(http.StatusConflict, h.notWaiting(ctx, &store.Call{ID: c.Param("id")}, stale))
+	case errors.Is(err, round.ErrNotWaiting):
+		return echo.NewHTTPError(http.StatusConflict, h.notWaiting(ctx, &store.Call{ID: c.Param("id")}, r))
 	case err != nil:
 		return err
 	}
@@ -80,9 +55,6 @@ func (h *Handler) apiRoundAnswer(c echo.Context) error {
 		return call.Status == store.CallInputRequired && call.CurrentSeq > seq
 	})
 }
-
-// errStale rolls back an answer that was not taken; the caller says why.
-var errStale = errors.New("answer not taken")
 
 // apiCallRetry retries a failed call with its stored answers.
 func (h *Handler) apiCallRetry(c echo.Context) error {

@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"mime"
 	"net/http"
 	"net/url"
@@ -13,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -29,18 +28,13 @@ func (h *Handler) callContent(c echo.Context) error {
 	if err != nil || i < 0 || call.Status != store.CallComplete || call.Method != mcpclient.MethodReadResource {
 		return notFoundErr("content")
 	}
-	var r resourceContents
-	if err := json.Unmarshal(call.Result, &r); err != nil || i >= len(r.Contents) || r.Contents[i].Blob == nil {
-		return notFoundErr("content")
-	}
-	item := r.Contents[i]
-	data, err := base64.StdEncoding.DecodeString(*item.Blob)
-	if err != nil {
+	data, uri, mimeType, ok := round.Blob(call.Result, i)
+	if !ok {
 		return notFoundErr("content")
 	}
 	hdr := c.Response().Header()
-	hdr.Set(echo.HeaderContentType, downloadType(item.MIMEType))
-	hdr.Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": downloadName(item.URI, i)}))
+	hdr.Set(echo.HeaderContentType, downloadType(mimeType))
+	hdr.Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": downloadName(uri, i)}))
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	hdr.Set("Cache-Control", "private, no-store")

@@ -6,7 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -32,7 +34,7 @@ func (h *Handler) callCreate(c echo.Context) error {
 	if !vm.Form.Empty {
 		content, ok := vm.Form.Decode(values)
 		if !ok || assigneeErr != "" {
-			vm.Errors = errorLinks([]question{{Form: vm.Form}})
+			vm.Errors = round.FormErrors(vm.Form)
 			if assigneeErr != "" {
 				vm.Errors = append(vm.Errors, views.ErrorLink{Href: "#call-assignee", Message: assigneeErr})
 			}
@@ -46,7 +48,7 @@ func (h *Handler) callCreate(c echo.Context) error {
 		vm.Errors = []views.ErrorLink{{Href: "#call-assignee", Message: assigneeErr}}
 		return h.renderToolPage(c, http.StatusUnprocessableEntity, vm)
 	}
-	raw, err := marshalNoEscape(args)
+	raw, err := forms.Marshal(args)
 	if err != nil {
 		return err
 	}

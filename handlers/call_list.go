@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -36,7 +37,7 @@ func (h *Handler) callList(c echo.Context) error {
 		func(call store.Call) store.Cursor { return store.Cursor{At: call.CreatedAt, ID: call.ID} })
 	for _, call := range calls {
 		vm.Calls = append(vm.Calls, views.CallSummary{
-			Href: "/calls/" + call.ID, Server: call.ServerName, Target: preview(call.Target, previewName),
+			Href: "/calls/" + call.ID, Server: call.ServerName, Target: round.Preview(call.Target, round.PreviewName),
 			Status: call.Status, Created: call.CreatedAt,
 		})
 	}

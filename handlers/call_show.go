@@ -6,12 +6,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/engine"
-	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -101,7 +100,8 @@ func (h *Handler) ownedCall(ctx context.Context, id, person string) (*store.Call
 
 // mayOpen reports whether the signed-in person may open, draft and answer
 // call: its owner, an admin, or whom its rounds are assigned to (the
-// person, or a member of the team).
+// person, or a member of the team). An answer decides the same from what
+// its own transaction read (see answer).
 func (h *Handler) mayOpen(ctx context.Context, call *store.Call) (bool, error) {
 	if mayAccess(ctx, call.Owner) {
 		return true, nil
@@ -200,7 +200,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		}
 		h := views.RoundVM{
 			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
-			Questions: answeredVMs(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
+			Questions: round.Answered(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
 		}
 		if r.StateExpiredAt != nil {
 			h.StateRefused, h.StateAge = r.StateExpiredAt, engine.HumanDuration(r.StateExpiredAt.Sub(r.CreatedAt))
@@ -215,7 +215,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		vm.RetryLabel = "Start again with your answers filled in"
 	}
 	if call.Status == store.CallComplete {
-		vm.Result = resultVM(call.Method, call.Result, href+"/contents/")
+		vm.Result = round.Result(call.Method, call.Result, href+"/contents/")
 	}
 	return vm, call, waiting, nil
 }
@@ -239,17 +239,17 @@ func roundBefore(rounds []store.Round, r *store.Round) *store.Round {
 // its draft when there is one, else with the answers given to the same
 // questions in the previous round prev (nil for the first).
 func pendingRoundVM(ctx context.Context, call *store.Call, r, prev *store.Round, draft *store.Draft) (*views.RoundVM, error) {
-	qs, err := questionsOf(r)
+	qs, err := round.Parse(r)
 	if err != nil {
 		return nil, err
 	}
-	inZone(qs, views.ZoneOf(ctx).Name)
+	round.InZone(qs, views.ZoneOf(ctx).Name)
 	var actions []string
 	if draft != nil {
-		actions = fromDraft(qs, draft.Form)
-		prefill(qs, prev, false)
+		actions = round.FromDraft(qs, draft.Form)
+		round.Prefill(qs, prev, false)
 	} else {
-		prefill(qs, prev, true)
+		round.Prefill(qs, prev, true)
 	}
 	vm, err := currentRoundVM(call, r, qs, actions)
 	if err != nil {
@@ -261,84 +261,17 @@ func pendingRoundVM(ctx context.Context, call *store.Call, r, prev *store.Round,
 	return vm, nil
 }
 
-// fromDraft fills the questions' forms with a saved draft and returns the
-// choices it holds. A draft is what was typed, not what was sent, so it is
-// not checked: no field shows an error.
-func fromDraft(qs []question, form url.Values) []string {
-	actions := make([]string, len(qs))
-	for i := range qs {
-		q := &qs[i]
-		actions[i] = form.Get(actionName(i))
-		if actions[i] == "" && q.Form != nil && q.Unsupported == "" {
-			actions[i] = actionAccept
-		}
-		if q.Form != nil && hasFieldsOf(form, q.Form.Prefix) {
-			q.Form.Decode(form)
-			clearErrors(q.Form)
-		}
-		if q.Sampling != nil {
-			q.Reply = postedReply(form, i)
-		}
+// currentRoundVM builds the answer form of a pending round, posting to the
+// round's page. qs and actions carry what the person posted, when
+// re-rendering after a failed check.
+func currentRoundVM(call *store.Call, r *store.Round, qs []round.Question, actions []string) (*views.RoundVM, error) {
+	vm, err := round.Form(call, r, qs, actions)
+	if err != nil {
+		return nil, err
 	}
-	return actions
-}
-
-// hasFieldsOf reports whether form holds any field of the question whose
-// names start with prefix. A question whose fields were set aside (declined
-// in the browser) posts none, and keeps its defaults.
-func hasFieldsOf(form url.Values, prefix string) bool {
-	for name := range form {
-		if strings.HasPrefix(name, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
-// currentRoundVM builds the answer form of a pending round. qs and actions
-// carry what the person posted, when re-rendering after a failed check.
-func currentRoundVM(call *store.Call, r *store.Round, qs []question, actions []string) (*views.RoundVM, error) {
-	if qs == nil {
-		var err error
-		if qs, err = questionsOf(r); err != nil {
-			return nil, err
-		}
-	}
-	withRoots(qs, call)
-	action := "/calls/" + call.ID + "/rounds/" + strconv.Itoa(r.Seq)
-	vm := &views.RoundVM{
-		Seq:         r.Seq,
-		Action:      action,
-		DraftAction: action + "/draft",
-		Status:      r.Status,
-		ExpiresAt:   r.ExpiresAt,
-		Held:        r.HeldBy != nil,
-		Questions:   questionVMs(qs, call.ServerName, actions),
-		Errors:      errorLinks(qs),
-	}
-	singleQuestion(vm)
+	vm.Action = "/calls/" + call.ID + "/rounds/" + strconv.Itoa(r.Seq)
+	vm.DraftAction = vm.Action + "/draft"
 	return vm, nil
-}
-
-// singleQuestion marks the only question a person answers in a round of
-// one (roots are answered without them), unless it is a sampling request,
-// which has a reply to write and no cancel.
-func singleQuestion(vm *views.RoundVM) {
-	only := -1
-	for i, q := range vm.Questions {
-		if q.Kind == mcpclient.KindRoots {
-			continue
-		}
-		if only >= 0 {
-			return
-		}
-		only = i
-	}
-	if only < 0 || vm.Questions[only].Sampling != nil {
-		return
-	}
-	vm.Questions[only].Single = true
-	vm.Single = &vm.Questions[only]
 }
 
 // machineName is a call's tool or prompt name, shown beside its title when

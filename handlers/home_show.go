@@ -11,7 +11,15 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/views"
+)
+
+// The home page lists a server's tools in short, like every list (see
+// round.Preview).
+const (
+	listServerTools = 50  // tools listed per server on the home page
+	listToolName    = 256 // bytes of the longest tool name the home page lists
 )
 
 // homeShow lists the servers with their tools, and the person's recent calls.
@@ -50,7 +58,7 @@ func (h *Handler) homeShow(c echo.Context) error {
 					title = t.Name
 				}
 				s.Tools = append(s.Tools, views.ToolVM{
-					Name: t.Name, Title: preview(title, previewName), Description: preview(t.Description, previewText),
+					Name: t.Name, Title: round.Preview(title, round.PreviewName), Description: round.Preview(t.Description, round.PreviewText),
 					Href: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(t.Name),
 				})
 			}
@@ -72,7 +80,7 @@ func (h *Handler) homeShow(c echo.Context) error {
 	}
 	for _, call := range calls {
 		vm.Recent = append(vm.Recent, views.CallSummary{
-			Href: "/calls/" + call.ID, Server: call.ServerName, Target: preview(cmp.Or(call.Title, call.Target), previewName),
+			Href: "/calls/" + call.ID, Server: call.ServerName, Target: round.Preview(cmp.Or(call.Title, call.Target), round.PreviewName),
 			Status: call.Status, Created: call.CreatedAt, Outcome: outcomes[call.ID],
 		})
 	}

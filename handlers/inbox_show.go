@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -30,8 +31,8 @@ func (h *Handler) inboxShow(c echo.Context) error {
 	var vm views.InboxVM
 	for _, it := range items {
 		item := views.InboxItemVM{
-			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: preview(cmp.Or(it.Title, it.Target), previewName),
-			Questions: questionSummaries(it.InputRequests), ExpiresAt: it.ExpiresAt, Created: it.CreatedAt,
+			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: round.Preview(cmp.Or(it.Title, it.Target), round.PreviewName),
+			Questions: round.Summaries(it.InputRequests), ExpiresAt: it.ExpiresAt, Created: it.CreatedAt,
 		}
 		if it.Assignee != nil && strings.HasPrefix(*it.Assignee, store.TeamPrefix) {
 			item.For = "team " + strings.TrimPrefix(*it.Assignee, store.TeamPrefix)
@@ -43,7 +44,7 @@ func (h *Handler) inboxShow(c echo.Context) error {
 	}
 	for _, it := range settled {
 		s := views.SettledVM{
-			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: preview(cmp.Or(it.Title, it.Target), previewName),
+			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: round.Preview(cmp.Or(it.Title, it.Target), round.PreviewName),
 			Seq: it.Seq, Outcome: it.Outcome, Ended: it.EndedAt,
 		}
 		if it.AnsweredBy != nil && *it.AnsweredBy != h.person(c) {

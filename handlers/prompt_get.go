@@ -7,7 +7,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -40,14 +42,14 @@ func (h *Handler) promptGet(c echo.Context) error {
 					vm.Prompts[i].Form = form
 				}
 			}
-			vm.Errors = errorLinks([]question{{Form: form}})
+			vm.Errors = round.FormErrors(form)
 			return render(c, http.StatusUnprocessableEntity, views.ServerPage(vm))
 		}
 		if content != nil {
 			args = content
 		}
 	}
-	raw, err := marshalNoEscape(args)
+	raw, err := forms.Marshal(args)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -59,7 +60,7 @@ func (h *Handler) resourceRead(c echo.Context) error {
 						vm.Templates[i].Form = form
 					}
 				}
-				vm.Errors = errorLinks([]question{{Form: form}})
+				vm.Errors = round.FormErrors(form)
 				return render(c, http.StatusUnprocessableEntity, views.ServerPage(vm))
 			}
 		}

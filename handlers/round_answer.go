@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -19,7 +19,6 @@ import (
 // already answered (another tab, a double click) says so.
 func (h *Handler) roundAnswer(c echo.Context) error {
 	ctx := c.Request().Context()
-	person := h.person(c)
 	seq, err := strconv.Atoi(c.Param("seq"))
 	if err != nil || seq < 1 {
 		return store.ErrNotFound
@@ -34,44 +33,23 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	if w != nil {
 		defer w.stop()
 	}
-	// Read, check and store in one transaction, as the API does.
-	var (
-		round   *store.Round
-		qs      []question
-		actions []string
-		stale   bool
-		invalid bool
-	)
-	call, err := h.store.AnswerChecked(ctx, c.Param("id"), seq, func(call *store.Call, r *store.Round) (store.Decision, error) {
-		if ok, err := h.mayOpen(ctx, call); err != nil {
-			return store.Decision{}, err
-		} else if !ok {
-			return store.Decision{}, notFoundErr("call")
-		}
-		round = r
-		var err error
-		if qs, err = questionsOf(r); err != nil {
-			return store.Decision{}, err
-		}
-		if r.Status != store.RoundPending || r.Seq != call.CurrentSeq {
-			stale = true
-			return store.Decision{}, errStale
-		}
-		withRoots(qs, call)
-		var responses json.RawMessage
-		var ok bool
-		if responses, actions, ok = decodeAnswers(qs, values); !ok {
-			invalid = true
-			return store.Decision{}, errStale
-		}
-		return h.decision(c, call, r, qs, responses, person), nil
+	call, r, a, err := h.answer(c, seq, func(call *store.Call, r *store.Round) (*round.Answer, error) {
+		return round.FormAnswer(call, r, values)
 	})
 	switch {
-	case stale:
-		return h.renderUnsent(c, c.Param("id"), h.notWaiting(ctx, &store.Call{ID: c.Param("id")}, round), qs, values)
-	case invalid:
-		return h.renderInvalid(c, c.Param("id"), round, qs, values, actions)
+	case errors.Is(err, round.ErrNotWaiting):
+		qs, err := round.Parse(r)
+		if err != nil {
+			return err
+		}
+		return h.renderUnsent(c, c.Param("id"), h.notWaiting(ctx, &store.Call{ID: c.Param("id")}, r), qs, values)
+	case errors.Is(err, errUnfit):
+		return h.renderInvalid(c, c.Param("id"), r, a.Questions, values, a.Actions)
 	case errors.Is(err, store.ErrConflict):
+		var qs []round.Question
+		if a != nil {
+			qs = a.Questions
+		}
 		return h.renderUnsent(c, c.Param("id"), err.Error(), qs, values)
 	case err != nil:
 		return err
@@ -80,25 +58,49 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
 }
 
-// decision is what answering round with responses stores: the answers,
-// with their audit entry in the same transaction, or, for a sampling
-// request declined (not on a held session, where the server waits for the
-// refusal), the call's end with no retry.
-func (h *Handler) decision(c echo.Context, call *store.Call, round *store.Round, qs []question, responses json.RawMessage, person string) store.Decision {
-	d := store.Decision{Responses: responses, By: person, Audit: []store.AuditEntry{h.answerAudit(c, call, round.Seq, responses)}}
-	if round.HeldBy == nil && refused(qs, responses) {
-		d.Refusal = refusedSampling
-	}
-	return d
+// answer stores the signed-in person's answer to round seq of the call in
+// the path as check decides it (round.FormAnswer, round.APIAnswer), in one
+// transaction: the call and the round are read with the person's right to
+// answer, the answer is checked, and what it decides is stored with its
+// audit entry (see store.AnswerChecked). It returns the round as read and
+// the checked answer; round.ErrNotWaiting when the round takes no answer,
+// and errUnfit, storing nothing, when the answer does not fit.
+func (h *Handler) answer(c echo.Context, seq int, check func(*store.Call, *store.Round) (*round.Answer, error)) (*store.Call, *store.Round, *round.Answer, error) {
+	ctx := c.Request().Context()
+	person := h.person(c)
+	var (
+		r *store.Round
+		a *round.Answer
+	)
+	call, err := h.store.AnswerChecked(ctx, c.Param("id"), seq, person, func(at store.Answering) (store.Decision, error) {
+		// As mayOpen decides, from what the transaction read.
+		if !mayAccess(ctx, at.Call.Owner) && !at.Assigned {
+			return store.Decision{}, notFoundErr("call")
+		}
+		r = at.Round
+		var err error
+		if a, err = check(at.Call, at.Round); err != nil {
+			return store.Decision{}, err
+		}
+		if !a.Fits() {
+			return store.Decision{}, errUnfit
+		}
+		return store.Decision{Responses: a.Responses, By: person, Refusal: a.Refusal,
+			Audit: []store.AuditEntry{h.answerAudit(c, at.Call, at.Round.Seq, a.Responses)}}, nil
+	})
+	return call, r, a, err
 }
+
+// errUnfit rolls back an answer that does not fit; the caller says why.
+var errUnfit = errors.New("the answer does not fit")
 
 // renderInvalid shows the round again with what was typed and what needs
 // another look, and keeps what was typed as a draft, should the person
 // leave now.
-func (h *Handler) renderInvalid(c echo.Context, callID string, round *store.Round, qs []question, values url.Values, actions []string) error {
+func (h *Handler) renderInvalid(c echo.Context, callID string, r *store.Round, qs []round.Question, values url.Values, actions []string) error {
 	ctx := c.Request().Context()
 	if draft, size := draftFields(values, len(qs)); size <= maxDraftBytes {
-		if err := h.store.SaveDraft(ctx, callID, round.Seq, draft); err != nil && !errors.Is(err, store.ErrConflict) {
+		if err := h.store.SaveDraft(ctx, callID, r.Seq, draft); err != nil && !errors.Is(err, store.ErrConflict) {
 			return err
 		}
 	}
@@ -106,11 +108,11 @@ func (h *Handler) renderInvalid(c echo.Context, callID string, round *store.Roun
 	if err != nil {
 		return err
 	}
-	if vm.Current, err = currentRoundVM(call, round, qs, actions); err != nil {
+	if vm.Current, err = currentRoundVM(call, r, qs, actions); err != nil {
 		return err
 	}
 	if len(vm.Current.Errors) == 0 {
-		vm.Current.Errors = []views.ErrorLink{{Href: "#" + actionID(0), Message: "Some answers need another look."}}
+		vm.Current.Errors = []views.ErrorLink{{Href: "#" + round.ActionID(0), Message: "Some answers need another look."}}
 	}
 	noPrefetch(c)
 	return render(c, http.StatusUnprocessableEntity, views.CallPage(*vm))
@@ -166,31 +168,13 @@ func (h *Handler) renderNotice(c echo.Context, status int, callID, notice string
 // renderUnsent shows the call page with why the answers could not be sent
 // (the round was answered elsewhere, or expired), and what the person
 // typed, so that nothing they wrote is lost.
-func (h *Handler) renderUnsent(c echo.Context, callID, notice string, qs []question, values url.Values) error {
+func (h *Handler) renderUnsent(c echo.Context, callID, notice string, qs []round.Question, values url.Values) error {
 	vm, err := h.callVM(c.Request().Context(), callID, h.person(c))
 	if err != nil {
 		return err
 	}
 	vm.Notice = notice
-	for i := range qs {
-		q := &qs[i]
-		u := views.UnsentVM{Question: questionLabel(*q)}
-		switch {
-		case q.Sampling != nil:
-			if reply := postedReply(values, i); reply != "" {
-				u.Lines = []views.AnswerLine{{Label: "Your reply", Value: reply}}
-			}
-		case q.Form != nil && values.Get(actionName(i)) != actionDecline && values.Get(actionName(i)) != actionCancel:
-			if content, _ := q.Form.Decode(values); len(content) > 0 {
-				if raw, err := marshalNoEscape(content); err == nil {
-					u.Lines = answerLines(q.Form, raw)
-				}
-			}
-		}
-		if len(u.Lines) > 0 {
-			vm.Unsent = append(vm.Unsent, u)
-		}
-	}
+	vm.Unsent = round.Unsent(qs, values)
 	noPrefetch(c)
 	return render(c, http.StatusConflict, views.CallPage(*vm))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -21,7 +22,7 @@ const maxDraftBytes = 256 << 10
 // every change and gets 204.
 func (h *Handler) roundDraft(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, round, err := h.ownedRound(c, h.person(c))
+	call, r, err := h.ownedRound(c, h.person(c))
 	if err != nil {
 		return err
 	}
@@ -32,14 +33,14 @@ func (h *Handler) roundDraft(c echo.Context) error {
 		}
 		return h.renderNotice(c, http.StatusConflict, call.ID, "This round was already answered, or is no longer current, so the draft was not saved.")
 	}
-	if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
+	if r.Status != store.RoundPending || r.Seq != call.CurrentSeq {
 		return gone()
 	}
 	values, err := c.FormParams()
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
 	}
-	qs, err := questionsOf(round)
+	qs, err := round.Parse(r)
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func (h *Handler) roundDraft(c echo.Context) error {
 	if size > maxDraftBytes {
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "This draft is too large to save.")
 	}
-	err = h.store.SaveDraft(ctx, call.ID, round.Seq, form)
+	err = h.store.SaveDraft(ctx, call.ID, r.Seq, form)
 	if errors.Is(err, store.ErrConflict) {
 		return gone()
 	}

@@ -40,12 +40,3 @@ func zone(c echo.Context) views.Zone {
 	}
 	return views.Zone{Loc: time.UTC, Name: "UTC"}
 }
-
-// inZone has the forms of a round take date-times in the person's zone.
-func inZone(qs []question, name string) {
-	for _, q := range qs {
-		if q.Form != nil && q.Form.HasDateTime() {
-			_ = q.Form.SetTimeZone(name)
-		}
-	}
-}

@@ -628,17 +628,29 @@ type Decision struct {
 	Refusal string
 }
 
-// AnswerChecked reads a call and its round seq, lets decide check them and
-// the answers, and stores what it decides, all in one transaction: an
-// answer costs one. An error from decide rolls back and is returned as
-// it is. It returns the call as the answer left it.
-func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, decide func(*Call, *Round) (Decision, error)) (*Call, error) {
+// Answering is what AnswerChecked reads for its decide: the call, its
+// round, and whether the person answering is whom the call's rounds are
+// assigned to (as IsAssignee says), read in the same transaction.
+type Answering struct {
+	Call     *Call
+	Round    *Round
+	Assigned bool
+}
+
+// AnswerChecked reads a call and its round seq, with whether person is
+// assigned its rounds, lets decide check them and the answers, and stores
+// what it decides, all in one transaction: an answer costs one, and decide
+// needs no other connection. An error from decide rolls back and is
+// returned as it is. It returns the call as the answer left it.
+func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, person string, decide func(Answering) (Decision, error)) (*Call, error) {
 	var expired bool
 	var call *Call
 	var instance string
 	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		// The call and the round in one round trip.
+		// The call, the round and the person's membership of the team the
+		// call is assigned to (if it is) in one round trip.
 		var round *Round
+		var member bool
 		b := &pgx.Batch{}
 		b.Queue(`select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, callID).
 			Query(func(rows pgx.Rows) error {
@@ -652,10 +664,16 @@ func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, decid
 				round, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round])
 				return translate(err, "round")
 			})
+		b.Queue(`select exists (select 1 from calls c
+			join teams t on t.name = substr(c.assignee, length($3::text) + 1)
+			join team_members m on m.team_id = t.id join users u on u.id = m.user_id
+			where c.id = $1 and starts_with(c.assignee, $3::text) and u.name = $2 and not u.disabled)`,
+			callID, person, TeamPrefix).QueryRow(func(row pgx.Row) error { return row.Scan(&member) })
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		d, err := decide(call, round)
+		d, err := decide(Answering{Call: call, Round: round,
+			Assigned: call.Assignee != nil && assigned(*call.Assignee, person, member)})
 		instance = auditInstance(d.Audit)
 		if err != nil {
 			return err

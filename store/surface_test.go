@@ -80,7 +80,7 @@ func TestRefuseRound(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = st.AnswerChecked(ctx, id, 1, func(*store.Call, *store.Round) (store.Decision, error) {
+			_, errs[i] = st.AnswerChecked(ctx, id, 1, "ada", func(store.Answering) (store.Decision, error) {
 				return store.Decision{Responses: json.RawMessage(`{"task":{"action":"decline"}}`), By: "ada", Refusal: "Declined."}, nil
 			})
 		})

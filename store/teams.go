@@ -94,13 +94,24 @@ func (s *Store) TeamsOf(ctx context.Context, user string) ([]string, error) {
 func (s *Store) IsAssignee(ctx context.Context, assignee, user string) (bool, error) {
 	team, isTeam := strings.CutPrefix(assignee, TeamPrefix)
 	if !isTeam || strings.HasPrefix(user, TeamPrefix) {
-		return assignee == user && !isTeam, nil
+		return assigned(assignee, user, false), nil
 	}
 	var member bool
 	err := s.pool.QueryRow(ctx, `select exists (select 1 from team_members m
 		join teams t on t.id = m.team_id join users u on u.id = m.user_id
 		where t.name = $1 and u.name = $2 and not u.disabled)`, team, user).Scan(&member)
-	return member, err
+	return assigned(assignee, user, member), err
+}
+
+// assigned says whether user may answer rounds assigned to assignee:
+// assignee names them, or a team of which member says they are an
+// enabled member.
+func assigned(assignee, user string, member bool) bool {
+	isTeam := strings.HasPrefix(assignee, TeamPrefix)
+	if !isTeam || strings.HasPrefix(user, TeamPrefix) {
+		return assignee == user && !isTeam
+	}
+	return member
 }
 
 // CheckAssignee checks who a call's rounds are to be answered by: an

@@ -1,49 +1,13 @@
-package handlers
+package round
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/mcp-rounds/rounds/store"
 )
-
-const tripAsk = `{"method":"elicitation/create","params":{"mode":"form","message":"MESSAGE","requestedSchema":{
-	"type":"object","properties":{
-		"destination":{"type":"string","title":"Destination"},
-		"date":{"type":"string","format":"date","title":"Departure date"},
-		"class":{"type":"string","title":"Class","oneOf":[{"const":"economy","title":"Economy"},{"const":"business","title":"Business"}]},
-		"meals":{"type":"array","title":"Meals","items":{"anyOf":[{"const":"veg","title":"Vegetarian"},{"const":"kosher","title":"Kosher"}]}},
-		"window":{"type":"boolean","title":"Window seat"},
-		"remind":{"type":"string","format":"date-time","title":"Remind me at"},
-		"note":{"type":"string","title":"Note"}},
-	"required":["destination","date"]}}}`
-
-func trip(message string) string { return strings.Replace(tripAsk, "MESSAGE", message, 1) }
-
-// TestAnswerLines words an answer for people: labels, the choices' titles,
-// yes or no, date-times in the person's zone, lines kept, and what the form
-// does not know as JSON.
-func TestAnswerLines(t *testing.T) {
-	t.Parallel()
-	_, r := pendingRound(`{"trip":` + trip("Where to?") + `}`)
-	r.Status = store.RoundAnswered
-	r.Responses = json.RawMessage(`{"trip":{"action":"accept","content":{"destination":"Lisbon","date":"2031-05-04",
-		"class":"business","meals":["veg","kosher"],"window":false,"remind":"2031-05-04T16:30:00Z","note":"two\nlines","extra":{"a":1}}}}`)
-	qs := answeredVMs(r, "demo", "America/Los_Angeles")
-	var got []string
-	for _, l := range qs[0].AnswerLines {
-		got = append(got, l.Label+": "+l.Value)
-	}
-	want := []string{"Destination: Lisbon", "Departure date: 2031-05-04", "Class: Business", "Meals: Vegetarian, Kosher",
-		"Window seat: No", "Remind me at: 2031-05-04 09:30 (America/Los_Angeles)", "Note: two\nlines", `extra: {"a":1}`}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("answer lines =\n%q\nwant\n%q", got, want)
-	}
-	if qs[0].AnswerJSON != "" {
-		t.Errorf("the answer is shown as JSON too: %s", qs[0].AnswerJSON)
-	}
-}
 
 // TestPrefillReasked fills a re-asked question with what was sent to it
 // before, and puts the server's reason beside the one field it names.
@@ -63,11 +27,11 @@ func TestPrefillReasked(t *testing.T) {
 			t.Parallel()
 			_, r := pendingRound(`{"trip":` + trip(tt.message) + `}`)
 			r.Seq = 2
-			qs, err := questionsOf(r)
+			qs, err := Parse(r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			prefill(qs, prev, true)
+			Prefill(qs, prev, true)
 			values := map[string]string{}
 			var blamed []string
 			for _, fd := range qs[0].Form.Fields {
@@ -97,15 +61,44 @@ func TestPrefillOnlyAfterAcceptance(t *testing.T) {
 		InputRequests: json.RawMessage(`{"trip":` + trip("Where?") + `}`),
 		Responses:     json.RawMessage(`{"trip":{"action":"decline"}}`)}
 	_, r := pendingRound(`{"trip":` + trip("Where?") + `,"other":` + taskAsk + `}`)
-	qs, err := questionsOf(r)
+	qs, err := Parse(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefill(qs, prev, true)
+	Prefill(qs, prev, true)
 	for _, q := range qs {
 		for _, fd := range q.Form.Fields {
 			if fd.Name == "destination" && fd.Value != "" || fd.Error != "" {
 				t.Errorf("%s = %q (error %q) after a declined round, want it as the server asks", fd.Name, fd.Value, fd.Error)
+			}
+		}
+	}
+}
+
+// TestPrefillAfterDraft leaves the fields as a draft filled them and only
+// puts the server's reason beside the field it names.
+func TestPrefillAfterDraft(t *testing.T) {
+	t.Parallel()
+	prev := &store.Round{Seq: 1, Status: store.RoundAnswered,
+		InputRequests: json.RawMessage(`{"trip":` + trip("Where and when?") + `}`),
+		Responses:     json.RawMessage(`{"trip":{"action":"accept","content":{"destination":"Lisbon","date":"2020-01-02"}}}`)}
+	_, r := pendingRound(`{"trip":` + trip("Please try again: Departure date must be today or later. Where and when?") + `}`)
+	r.Seq = 2
+	qs, err := Parse(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	FromDraft(qs, url.Values{"q0$action": {"accept"}, "q0.destination": {"Porto"}})
+	Prefill(qs, prev, false)
+	for _, fd := range qs[0].Form.Fields {
+		switch fd.Name {
+		case "destination":
+			if fd.Value != "Porto" {
+				t.Errorf("destination = %q, want the draft's Porto", fd.Value)
+			}
+		case "date":
+			if fd.Value != "" || !strings.Contains(fd.Error, "must be today or later") {
+				t.Errorf("date = %q (error %q), want it empty with the server's reason", fd.Value, fd.Error)
 			}
 		}
 	}

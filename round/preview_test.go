@@ -1,4 +1,4 @@
-package handlers
+package round
 
 import (
 	"encoding/json"
@@ -21,13 +21,13 @@ func TestPreview(t *testing.T) {
 		{"TrailingSpace", "abc  defg", 5, "abc…"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := preview(tc.in, tc.n); got != tc.want {
-				t.Errorf("preview(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+			if got := Preview(tc.in, tc.n); got != tc.want {
+				t.Errorf("Preview(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 			}
 		})
 	}
 	huge := strings.Repeat("x", 5<<20)
-	if got := preview(huge, previewText); len(got) > previewText+len("…") {
+	if got := Preview(huge, PreviewText); len(got) > PreviewText+len("…") {
 		t.Errorf("a 5 MB message previews as %d bytes", len(got))
 	}
 }
@@ -40,12 +40,12 @@ func TestInboxSummaries(t *testing.T) {
 		msg := fmt.Sprintf("Question %d: %s", i, strings.Repeat("long ", 3000))
 		parts = append(parts, fmt.Sprintf(`"q%d":{"method":"elicitation/create","params":{"mode":"form","message":%q,"requestedSchema":{"type":"object","properties":{}}}}`, i, msg))
 	}
-	got := questionSummaries(json.RawMessage("{" + strings.Join(parts, ",") + "}"))
+	got := Summaries(json.RawMessage("{" + strings.Join(parts, ",") + "}"))
 	if len(got) != listQuestions+1 || got[listQuestions] != "and 2 more questions" {
 		t.Fatalf("summaries = %d, last %q", len(got), got[len(got)-1])
 	}
 	for _, s := range got[:listQuestions] {
-		if !strings.HasPrefix(s, "Question ") || !strings.HasSuffix(s, "…") || len([]rune(s)) > previewText+1 {
+		if !strings.HasPrefix(s, "Question ") || !strings.HasSuffix(s, "…") || len([]rune(s)) > PreviewText+1 {
 			t.Errorf("summary %.40q… is %d characters", s, len([]rune(s)))
 		}
 	}

@@ -1,4 +1,4 @@
-package handlers
+package round
 
 import (
 	"encoding/base64"
@@ -18,7 +18,7 @@ func TestToolResultContent(t *testing.T) {
 		{"type":"resource_link","uri":"https://docs.test/a","name":"Docs"},
 		{"type":"resource_link","uri":"javascript:alert(1)","name":"Trap"},
 		{"type":"resource","resource":{"uri":"file:///x.txt","mimeType":"text/plain","text":"inside"}}]}`)
-	vm := resultVM("tools/call", raw, "/calls/x/contents")
+	vm := Result("tools/call", raw, "/calls/x/contents")
 	if !vm.IsError || vm.Structured == "" || len(vm.Blocks) != 8 {
 		t.Fatalf("vm = %+v", vm)
 	}

@@ -1,33 +1,11 @@
-package handlers
+package round
 
 import (
 	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/mcp-rounds/rounds/store"
 )
-
-// samplingAsk is a sampling request with everything a server may send.
-const samplingAsk = `{"method":"sampling/createMessage","params":{
-	"systemPrompt":"You are <b>terse</b>.",
-	"messages":[
-		{"role":"user","content":{"type":"text","text":"What is the capital of France?"}},
-		{"role":"assistant","content":[{"type":"image","mimeType":"image/png","data":"iVBORw0KGgo="},
-			{"type":"image","mimeType":"image/svg+xml","data":"PHN2Zy8+"}]},
-		{"role":"user","content":{"type":"audio","mimeType":"audio/wav","data":"not base64!"}}],
-	"maxTokens":100,"temperature":0.2,"stopSequences":["END"],
-	"modelPreferences":{"hints":[{"name":"claude-3-sonnet"},{"name":"claude"}],"intelligencePriority":0.8,"speedPriority":0.5},
-	"tools":[{"name":"get_weather","description":"Weather for a city","inputSchema":{"type":"object"}}],
-	"toolChoice":{"mode":"auto"}}}`
-
-func multipleRound(t *testing.T) (*store.Call, *store.Round) {
-	t.Helper()
-	call, r := pendingRound(`{"capital":` + samplingAsk + `,"roots":{"method":"roots/list"},"trip":` + taskAsk + `}`)
-	call.ServerRootsList = json.RawMessage(`[{"uri":"file:///srv/data","name":"Data"}]`)
-	return call, r
-}
 
 // TestSamplingQuestionShown: the whole request is on the page, as text;
 // images only as checked data URLs; the roots as answered automatically.
@@ -89,7 +67,7 @@ func TestDecodeSamplingAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			call, r := multipleRound(t)
-			qs, err := questionsOf(r)
+			qs, err := Parse(r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +117,7 @@ func TestCheckAPISamplingAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, r := multipleRound(t)
-			qs, err := questionsOf(r)
+			qs, err := Parse(r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,51 +135,17 @@ func TestCheckAPISamplingAnswers(t *testing.T) {
 	}
 }
 
-func TestDownloadType(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"image/png":                  "image/png",
-		"IMAGE/PNG":                  "image/png",
-		"text/plain; charset=utf-8":  "text/plain; charset=utf-8",
-		"application/json; foo=bar":  "application/json",
-		"text/html":                  "application/octet-stream",
-		"image/svg+xml":              "application/octet-stream",
-		"application/rss+xml":        "application/octet-stream",
-		"text/javascript":            "application/octet-stream",
-		"":                           "application/octet-stream",
-		"image/png\r\nX-Evil: 1":     "application/octet-stream",
-		"nonsense":                   "application/octet-stream",
-		"text/plain; charset=\"a\nb": "application/octet-stream",
-	} {
-		if got := downloadType(in); got != want {
-			t.Errorf("downloadType(%q) = %q, want %q", in, got, want)
-		}
-	}
-	for uri, want := range map[string]string{
-		"demo://images/logo.png": "logo.png",
-		"file:///a/b/../c.txt":   "c.txt",
-		"test://static-binary":   "resource-3",
-		"x://y/..":               "resource-3",
-		"x://y/%22evil%22.png":   "resource-3",
-		"urn:isbn:0451450523":    "resource-3",
-	} {
-		if got := downloadName(uri, 3); got != want {
-			t.Errorf("downloadName(%q) = %q, want %q", uri, got, want)
-		}
-	}
-}
-
 // TestPromptAndResourceResults renders what prompts and resources return.
 func TestPromptAndResourceResults(t *testing.T) {
 	t.Parallel()
-	vm := resultVM("prompts/get", json.RawMessage(`{"description":"D","messages":[
+	vm := Result("prompts/get", json.RawMessage(`{"description":"D","messages":[
 		{"role":"user","content":{"type":"text","text":"<script>x</script>"}},
 		{"role":"assistant","content":{"type":"resource","resource":{"uri":"r://a","mimeType":"text/plain","text":"embedded"}}}]}`), "/c/")
 	if vm.Kind != "prompt" || vm.Description != "D" || len(vm.Messages) != 2 || vm.Messages[0].Blocks[0].Text != "<script>x</script>" ||
 		vm.Messages[1].Blocks[0].Text != "embedded" {
 		t.Errorf("prompt = %+v", vm)
 	}
-	vm = resultVM("resources/read", json.RawMessage(`{"contents":[
+	vm = Result("resources/read", json.RawMessage(`{"contents":[
 		{"uri":"a://t","mimeType":"text/plain","text":"hello"},
 		{"uri":"a://b.png","mimeType":"image/png","blob":"iVBORw0KGgo="},
 		{"uri":"a://bad","blob":"%%%"}]}`), "/calls/x/contents/")

@@ -1,4 +1,4 @@
-package handlers
+package round
 
 import (
 	"encoding/base64"
@@ -40,10 +40,10 @@ type wireContent struct {
 	} `json:"resource"`
 }
 
-// resultVM renders a server's final result. Every string stays text.
+// Result renders a server's final result. Every string stays text.
 // downloads is where a resource's binary contents are downloaded from,
 // followed by their index.
-func resultVM(method string, raw json.RawMessage, downloads string) *views.ResultVM {
+func Result(method string, raw json.RawMessage, downloads string) *views.ResultVM {
 	switch method {
 	case mcpclient.MethodGetPrompt:
 		return promptVM(raw)
@@ -98,6 +98,21 @@ type resourceContents struct {
 		Text     *string `json:"text"`
 		Blob     *string `json:"blob"`
 	} `json:"contents"`
+}
+
+// Blob is the binary contents i of a resources/read result, with the URI
+// and type the server gave them; ok is false when there are none.
+func Blob(result json.RawMessage, i int) (data []byte, uri, mimeType string, ok bool) {
+	var r resourceContents
+	if err := json.Unmarshal(result, &r); err != nil || i < 0 || i >= len(r.Contents) || r.Contents[i].Blob == nil {
+		return nil, "", "", false
+	}
+	item := r.Contents[i]
+	data, err := base64.StdEncoding.DecodeString(*item.Blob)
+	if err != nil {
+		return nil, "", "", false
+	}
+	return data, item.URI, item.MIMEType, true
 }
 
 // contentsVM renders a resources/read result: text as text, and binary

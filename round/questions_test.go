@@ -1,8 +1,6 @@
-package handlers
+package round
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -11,55 +9,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-
-	"github.com/mcp-rounds/rounds/store"
-	"github.com/mcp-rounds/rounds/views"
 )
-
-// urlAsk is an inputRequests entry asking, in URL mode, to open u.
-func urlAsk(t *testing.T, u string) string {
-	t.Helper()
-	b, err := json.Marshal(map[string]any{"method": "elicitation/create", "params": map[string]any{
-		"mode": "url", "message": "Open this page to connect your account.", "url": u, "elicitationId": "e1",
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-const taskAsk = `{"method":"elicitation/create","params":{"mode":"form","message":"Describe the task.","requestedSchema":{
-	"type":"object","properties":{
-		"title":{"type":"string","title":"Title","minLength":3},
-		"points":{"type":"integer","title":"Story points","default":3}},
-	"required":["title"]}}}`
-
-// pendingRound is a stored round with the given inputRequests.
-func pendingRound(inputRequests string) (*store.Call, *store.Round) {
-	call := &store.Call{ID: "8d0c6a1e-5b0e-4c51-9d53-2f4d5b8e7a10", ServerName: "demo", Status: store.CallInputRequired, CurrentSeq: 1}
-	return call, &store.Round{CallID: call.ID, Seq: 1, InputRequests: json.RawMessage(inputRequests), Status: store.RoundPending}
-}
-
-// renderRound renders the call page body of a pending round, as callShow
-// does, with qs and actions as a failed submit leaves them (nil for a
-// fresh page).
-func renderRound(t *testing.T, call *store.Call, r *store.Round, qs []question, actions []string) (*goquery.Document, string) {
-	t.Helper()
-	current, err := currentRoundVM(call, r, qs, actions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	vm := views.CallVM{ID: call.ID, Server: call.ServerName, Status: call.Status, Current: current}
-	if err := views.CallBody(vm).Render(context.Background(), &buf); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc, buf.String()
-}
 
 func warningKinds(doc *goquery.Document) []string {
 	var kinds []string
@@ -218,7 +168,7 @@ func TestDecodeAnswersMixed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			call, r := pendingRound(rounds)
-			qs, err := questionsOf(r)
+			qs, err := Parse(r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -303,7 +253,7 @@ func TestFreshRoundChoosesNothingButSend(t *testing.T) {
 func TestCheckAPIAnswersURL(t *testing.T) {
 	t.Parallel()
 	_, r := pendingRound(`{"connect":` + urlAsk(t, "https://example.com/") + `}`)
-	qs, err := questionsOf(r)
+	qs, err := Parse(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,11 +286,11 @@ func TestCheckAPIAnswersURL(t *testing.T) {
 func TestFromDraft(t *testing.T) {
 	t.Parallel()
 	call, r := pendingRound(`{"connect":` + urlAsk(t, "https://example.com/") + `,"task":` + taskAsk + `}`)
-	qs, err := questionsOf(r)
+	qs, err := Parse(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	actions := fromDraft(qs, url.Values{"q0$action": {"decline"}, "q1.title": {"ab"}, "q1.points": {"1.5"}})
+	actions := FromDraft(qs, url.Values{"q0$action": {"decline"}, "q1.title": {"ab"}, "q1.points": {"1.5"}})
 	doc, html := renderRound(t, call, r, qs, actions)
 	if got := doc.Find(`input[name="q1.title"]`).AttrOr("value", ""); got != "ab" {
 		t.Errorf("title = %q, want the draft's ab", got)
@@ -364,11 +314,11 @@ func TestFromDraft(t *testing.T) {
 func TestFromDraftKeepsDefaults(t *testing.T) {
 	t.Parallel()
 	call, r := pendingRound(`{"task":` + taskAsk + `}`)
-	qs, err := questionsOf(r)
+	qs, err := Parse(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	actions := fromDraft(qs, url.Values{"q0$action": {"cancel"}})
+	actions := FromDraft(qs, url.Values{"q0$action": {"cancel"}})
 	doc, _ := renderRound(t, call, r, qs, actions)
 	if got := doc.Find(`input[name="q0.points"]`).AttrOr("value", ""); got != "3" {
 		t.Errorf("points = %q, want the default 3", got)
@@ -378,35 +328,6 @@ func TestFromDraftKeepsDefaults(t *testing.T) {
 	if doc.Find(`button[name="q0$action"][value="cancel"]`).Length() != 1 {
 		t.Error("no Cancel button")
 	}
-}
-
-// TestDraftFields keeps only the round's questions' fields: never the CSRF
-// token, never a question the round does not have.
-func TestDraftFields(t *testing.T) {
-	t.Parallel()
-	got, size := draftFields(url.Values{
-		"csrf_token": {"secret"}, "q0.title": {"Docs"}, "q0$action": {"accept"}, "q1.title": {"x"},
-		"q0.tags$present": {"1"}, "q0.tags": {"a", "b"}, "qq": {"y"}, "q0": {"z"},
-	}, 1)
-	want := url.Values{"q0.title": {"Docs"}, "q0$action": {"accept"}, "q0.tags$present": {"1"}, "q0.tags": {"a", "b"}}
-	if !equalValues(got, want) {
-		t.Errorf("draft = %v, want %v", got, want)
-	}
-	if size == 0 {
-		t.Error("size = 0")
-	}
-}
-
-func equalValues(a, b url.Values) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if !slices.Equal(v, b[k]) {
-			return false
-		}
-	}
-	return true
 }
 
 // fastmcpBatched is FastMCP 4.0.0b3's round of three questions, as it sent
@@ -431,7 +352,7 @@ func TestServerOrder(t *testing.T) {
 	if got := strings.ReplaceAll(strings.Join(labels, "|"), " (required)", ""); got != "Destination|How many travellers?|Which cabin?" {
 		t.Errorf("labels = %q", got)
 	}
-	qs, err := questionsOf(r)
+	qs, err := Parse(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +365,7 @@ func TestServerOrder(t *testing.T) {
 
 	// A dataclass's fields, name then age, and FastMCP's titled "Value".
 	_, r = pendingRound(`{"elicitation":{"method":"elicitation/create","params":{"mode":"form","message":"Your details","requestedSchema":{"properties":{"name":{"title":"Name","type":"string"},"age":{"title":"Age","type":"integer"}},"required":["name","age"],"title":"UserInfo","type":"object"}}}}`)
-	if qs, err = questionsOf(r); err != nil {
+	if qs, err = Parse(r); err != nil {
 		t.Fatal(err)
 	}
 	if f := qs[0].Form.Fields; len(f) != 2 || f[0].Label != "Name" || f[1].Label != "Age" {
@@ -455,7 +376,7 @@ func TestServerOrder(t *testing.T) {
 		t.Errorf("inputResponses = %s, want %s", got, want)
 	}
 	_, r = pendingRound(`{"elicitation":{"method":"elicitation/create","params":{"mode":"form","message":"What's your name?","requestedSchema":{"properties":{"value":{"title":"Value","type":"string"}},"required":["value"],"type":"object"}}}}`)
-	if qs, err = questionsOf(r); err != nil {
+	if qs, err = Parse(r); err != nil {
 		t.Fatal(err)
 	}
 	if l := qs[0].Form.Fields[0].Label; l != "What's your name?" {

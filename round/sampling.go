@@ -1,4 +1,4 @@
-package handlers
+package round
 
 import (
 	"bytes"
@@ -175,69 +175,9 @@ func samplingReply(text string) map[string]any {
 	}
 }
 
-// checkSamplingAnswer checks an API answer to a sampling question: a
-// CreateMessageResult from the assistant with a reply that is not blank, or
-// {"action": "decline"} (or "cancel"), which ends the call. It returns field
-// errors.
-func checkSamplingAnswer(raw json.RawMessage) map[string]string {
-	var a struct {
-		Action  *string         `json:"action"`
-		Role    string          `json:"role"`
-		Model   *string         `json:"model"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return map[string]string{"": "An answer to a sampling request must be a CreateMessageResult object."}
-	}
-	if a.Action != nil {
-		if *a.Action == actionDecline || *a.Action == actionCancel {
-			return nil
-		}
-		return map[string]string{"": `To refuse a sampling request send {"action": "decline"}; to answer it, a CreateMessageResult.`}
-	}
-	errs := map[string]string{}
-	if a.Role != "assistant" {
-		errs["role"] = `role must be "assistant".`
-	}
-	if a.Model == nil || strings.TrimSpace(*a.Model) == "" {
-		errs["model"] = "model must name who wrote the reply, such as \"human\"."
-	}
-	var blocks []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
-	}
-	if err := json.Unmarshal(a.Content, &blocks); err != nil {
-		blocks = blocks[:0]
-		var one struct {
-			Type string  `json:"type"`
-			Text *string `json:"text"`
-		}
-		if err := json.Unmarshal(a.Content, &one); err != nil || len(a.Content) == 0 || string(a.Content) == "null" {
-			errs["content"] = "content must be a content block, or a list of them."
-			return errs
-		}
-		blocks = append(blocks, one)
-	}
-	if len(blocks) == 0 {
-		errs["content"] = "The reply is empty."
-	}
-	for _, b := range blocks {
-		switch {
-		case b.Type == "":
-			errs["content"] = "Every content block needs a type."
-		case b.Type == "text" && (b.Text == nil || strings.TrimSpace(*b.Text) == ""):
-			errs["content"] = "The reply is empty: " + replyRequired
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return errs
-}
-
 // refused reports whether the person declined a sampling question of the
 // round, in the inputResponses about to be stored.
-func refused(qs []question, responses json.RawMessage) bool {
+func refused(qs []Question, responses json.RawMessage) bool {
 	var given map[string]struct {
 		Action string `json:"action"`
 	}
@@ -252,7 +192,7 @@ func refused(qs []question, responses json.RawMessage) bool {
 
 // withRoots gives a round's roots/list questions the answer from the call's
 // server settings, to show and to send.
-func withRoots(qs []question, call *store.Call) {
+func withRoots(qs []Question, call *store.Call) {
 	for i := range qs {
 		if qs[i].Kind != mcpclient.KindRoots {
 			continue
@@ -263,26 +203,6 @@ func withRoots(qs []question, call *store.Call) {
 		}
 		qs[i].Auto = store.RootsResult(call.ServerRootsList)
 	}
-}
-
-// addRootsAnswers adds the roots answers to an API inputResponses object,
-// which leaves them out.
-func addRootsAnswers(qs []question, raw json.RawMessage) (json.RawMessage, error) {
-	var given map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &given); err != nil {
-		return nil, err
-	}
-	added := false
-	for _, q := range qs {
-		if q.Kind == mcpclient.KindRoots {
-			given[q.Key] = q.Auto
-			added = true
-		}
-	}
-	if !added {
-		return raw, nil
-	}
-	return marshalNoEscape(given)
 }
 
 // answeredSampling describes the answer given to a sampling question.

@@ -1,4 +1,4 @@
-package handlers
+package round
 
 import (
 	"bytes"
@@ -8,17 +8,17 @@ import (
 	"github.com/mcp-rounds/rounds/store"
 )
 
-// prefill brings a re-asked question's earlier answer back: when the server
+// Prefill brings a re-asked question's earlier answer back: when the server
 // asks again (it did not accept an answer), each question it asked in the
 // previous round too is filled in with what the person sent then, and
 // where the server's new message says why, that reason is shown beside the
 // one field it names. With fill false (a draft filled the form) only the
 // reasons are shown.
-func prefill(qs []question, prev *store.Round, fill bool) {
+func Prefill(qs []Question, prev *store.Round, fill bool) {
 	if prev == nil || prev.Status != store.RoundAnswered {
 		return
 	}
-	before, err := questionsOf(prev)
+	before, err := Parse(prev)
 	if err != nil {
 		return
 	}
@@ -72,7 +72,7 @@ func reasonFor(before, now string) string {
 // blameField shows reason beside the one field whose label it names. When
 // it names none or several, the reason stays in the question's message,
 // where it is already shown.
-func blameField(q *question, reason string) {
+func blameField(q *Question, reason string) {
 	if reason == "" {
 		return
 	}

@@ -1,0 +1,243 @@
+package round
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// TestFormAnswer decides what a person's posted answers do: store them,
+// send the form back, or end the call on a declined sampling request,
+// unless a session holds the round and the server waits for the refusal.
+func TestFormAnswer(t *testing.T) {
+	t.Parallel()
+	held := "instance-1"
+	for _, tt := range []struct {
+		name    string
+		round   func(t *testing.T) (*store.Call, *store.Round)
+		form    url.Values
+		want    string // inputResponses, "" when the form is sent back
+		refusal string
+	}{
+		{"OK", taskRound, url.Values{"q0$action": {"accept"}, "q0.title": {"Write docs"}},
+			`{"task":{"action":"accept","content":{"title":"Write docs"}}}`, ""},
+		{"Cancelled", taskRound, url.Values{"q0$action": {"cancel"}}, `{"task":{"action":"cancel"}}`, ""},
+		{"ErrField", taskRound, url.Values{"q0$action": {"accept"}, "q0.title": {"ab"}}, "", ""},
+		{"ErrNoChoice", taskRound, url.Values{"q0.title": {"Write docs"}}, "", ""},
+		{"SamplingDeclined", multipleRound, url.Values{"q0$action": {"decline"}, "q2$action": {"accept"}, "q2.title": {"Trip"}},
+			`{"capital":{"action":"decline"},"roots":{"roots":[{"uri":"file:///srv/data","name":"Data"}]},"trip":{"action":"accept","content":{"title":"Trip"}}}`,
+			refusedSampling},
+		{"SamplingDeclinedHeld", func(t *testing.T) (*store.Call, *store.Round) {
+			call, r := multipleRound(t)
+			r.HeldBy = &held
+			return call, r
+		}, url.Values{"q0$action": {"decline"}, "q2$action": {"decline"}},
+			`{"capital":{"action":"decline"},"roots":{"roots":[{"uri":"file:///srv/data","name":"Data"}]},"trip":{"action":"decline"}}`, ""},
+		{"SamplingReplied", multipleRound, url.Values{"q0$action": {"accept"}, "q0.reply": {"Paris"}, "q2$action": {"decline"}},
+			`{"capital":{"content":{"text":"Paris","type":"text"},"model":"human","role":"assistant","stopReason":"endTurn"},"roots":{"roots":[{"uri":"file:///srv/data","name":"Data"}]},"trip":{"action":"decline"}}`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			call, r := tt.round(t)
+			a, err := FormAnswer(call, r, tt.form)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Fits() != (tt.want != "") {
+				t.Fatalf("fits = %v, want %v", a.Fits(), tt.want != "")
+			}
+			if string(a.Responses) != tt.want {
+				t.Errorf("inputResponses = %s, want %s", a.Responses, tt.want)
+			}
+			if a.Refusal != tt.refusal {
+				t.Errorf("refusal = %q, want %q", a.Refusal, tt.refusal)
+			}
+			if len(a.Actions) != len(a.Questions) {
+				t.Errorf("%d choices for %d questions", len(a.Actions), len(a.Questions))
+			}
+			if !a.Fits() {
+				vm, err := Form(call, r, a.Questions, a.Actions)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(vm.Errors) == 0 {
+					t.Error("an answer sent back shows no error")
+				}
+			}
+		})
+	}
+}
+
+// TestAPIAnswer decides what an answer sent through the API does: the
+// roots are added from the server's settings, what does not fit is said
+// field by field, and a declined sampling request ends the call.
+func TestAPIAnswer(t *testing.T) {
+	t.Parallel()
+	reply := `{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"human","stopReason":"endTurn"}`
+	for _, tt := range []struct {
+		name    string
+		body    string
+		fits    bool
+		refusal string
+		misfit  string // what String says, in part
+	}{
+		{"OK", `{"capital":` + reply + `,"trip":{"action":"decline"}}`, true, "", ""},
+		{"SamplingDeclined", `{"capital":{"action":"decline"},"trip":{"action":"accept","content":{"title":"Trip"}}}`, true, refusedSampling, ""},
+		{"ErrMissing", `{"trip":{"action":"decline"}}`, false, "", "capital: Answer this question"},
+		{"ErrField", `{"capital":` + reply + `,"trip":{"action":"accept","content":{"title":"ab"}}}`, false, "", "trip.title: "},
+		{"ErrUnknown", `{"capital":` + reply + `,"trip":{"action":"decline"},"other":{"action":"decline"}}`, false, "", "other: This round has no such question."},
+		{"ErrNotObject", `[]`, false, "", "inputResponses must be an object"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			call, r := multipleRound(t)
+			a, err := APIAnswer(call, r, json.RawMessage(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Fits() != tt.fits {
+				t.Fatalf("fits = %v (misfit %v), want %v", a.Fits(), a.Misfit, tt.fits)
+			}
+			if a.Refusal != tt.refusal {
+				t.Errorf("refusal = %q, want %q", a.Refusal, tt.refusal)
+			}
+			if !tt.fits {
+				if !strings.Contains(a.Misfit.String(), tt.misfit) {
+					t.Errorf("misfit = %q, want it to say %q", a.Misfit.String(), tt.misfit)
+				}
+				return
+			}
+			var got map[string]json.RawMessage
+			if err := json.Unmarshal(a.Responses, &got); err != nil {
+				t.Fatal(err)
+			}
+			if string(got["roots"]) != `{"roots":[{"uri":"file:///srv/data","name":"Data"}]}` {
+				t.Errorf("roots answered with %s, want the server's settings", got["roots"])
+			}
+			var sent map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(tt.body), &sent); err != nil {
+				t.Fatal(err)
+			}
+			for key, answer := range sent {
+				if string(got[key]) != string(answer) {
+					t.Errorf("%s is stored as %s, want it exactly as given, %s", key, got[key], answer)
+				}
+			}
+			if len(got) != len(sent)+1 {
+				t.Errorf("inputResponses = %s, want what was sent and the roots", a.Responses)
+			}
+		})
+	}
+}
+
+// TestAnswerNotWaiting takes no answer to a round that was answered or
+// has ended, or that is not the call's current round.
+func TestAnswerNotWaiting(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		status string
+		seq    int
+	}{
+		{"Answered", store.RoundAnswered, 1},
+		{"Expired", store.RoundExpired, 1},
+		{"NotCurrent", store.RoundPending, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			call, r := taskRound(t)
+			r.Status, call.CurrentSeq = tt.status, tt.seq
+			if a, err := FormAnswer(call, r, url.Values{"q0$action": {"decline"}}); !errors.Is(err, ErrNotWaiting) || a != nil {
+				t.Errorf("FormAnswer = %v, %v; want ErrNotWaiting", a, err)
+			}
+			if a, err := APIAnswer(call, r, json.RawMessage(`{"task":{"action":"decline"}}`)); !errors.Is(err, ErrNotWaiting) || a != nil {
+				t.Errorf("APIAnswer = %v, %v; want ErrNotWaiting", a, err)
+			}
+		})
+	}
+}
+
+// TestOutcome words how an answer ends its round from its actions alone:
+// any cancel cancels it, all declines decline it.
+func TestOutcome(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, responses, want string
+		counts                Counts
+	}{
+		{"Answered", `{"a":{"action":"accept","content":{}},"b":{"action":"decline"}}`, store.OutcomeAnswered, Counts{Accept: 1, Decline: 1}},
+		{"Declined", `{"a":{"action":"decline"},"b":{"action":"decline"}}`, store.OutcomeDeclined, Counts{Decline: 2}},
+		{"Cancelled", `{"a":{"action":"accept"},"b":{"action":"cancel"},"c":{"action":"decline"}}`, store.OutcomeCancelled, Counts{Accept: 1, Decline: 1, Cancel: 1}},
+		{"SamplingReplyAndDecline", `{"s":{"role":"assistant","content":{"type":"text","text":"x"}},"b":{"action":"decline"}}`, store.OutcomeAnswered, Counts{Decline: 1}},
+		{"Empty", `{}`, store.OutcomeAnswered, Counts{}},
+		{"None", ``, store.OutcomeAnswered, Counts{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, counts := Outcome(json.RawMessage(tt.responses))
+			if got != tt.want || counts != tt.counts {
+				t.Errorf("Outcome = %q, %+v; want %q, %+v", got, counts, tt.want, tt.counts)
+			}
+		})
+	}
+}
+
+// TestFieldErrorsString says every misfit in one sentence, in an order
+// that does not change.
+func TestFieldErrorsString(t *testing.T) {
+	t.Parallel()
+	errs := FieldErrors{"": {"": "whole"}, "q": {"": "x", "f": "y"}}
+	if got, want := errs.String(), "q.f: y; q: x; whole"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+}
+
+// TestUnsent keeps what was typed into a round that could not be sent:
+// a form's fields and a sampling reply, not a declined question's fields.
+func TestUnsent(t *testing.T) {
+	t.Parallel()
+	_, r := multipleRound(t)
+	qs, err := Parse(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Unsent(qs, url.Values{"q0$action": {"accept"}, "q0.reply": {"Paris"}, "q2$action": {"accept"}, "q2.title": {"Trip"}})
+	var lines []string
+	for _, u := range got {
+		for _, l := range u.Lines {
+			lines = append(lines, u.Question+" / "+l.Label+": "+l.Value)
+		}
+	}
+	want := "Write the model's reply to “What is the capital of France?” / Your reply: Paris|Describe the task / Title: Trip"
+	if strings.Join(lines, "|") != want {
+		t.Errorf("unsent = %q, want %q", strings.Join(lines, "|"), want)
+	}
+	if got := Unsent(qs, url.Values{"q2$action": {"decline"}, "q2.title": {"Trip"}}); len(got) != 0 {
+		t.Errorf("a declined question's fields are kept: %+v", got)
+	}
+}
+
+// TestBlob finds a resource's binary contents by index, and nothing where
+// there are none.
+func TestBlob(t *testing.T) {
+	t.Parallel()
+	result := json.RawMessage(`{"contents":[{"uri":"a://t","mimeType":"text/plain","text":"hello"},
+		{"uri":"a://b.png","mimeType":"image/png","blob":"aGk="},{"uri":"a://bad","blob":"%%%"}]}`)
+	if data, uri, mimeType, ok := Blob(result, 1); !ok || string(data) != "hi" || uri != "a://b.png" || mimeType != "image/png" {
+		t.Errorf("Blob(1) = %q, %q, %q, %v", data, uri, mimeType, ok)
+	}
+	for _, i := range []int{-1, 0, 2, 3} {
+		if _, _, _, ok := Blob(result, i); ok {
+			t.Errorf("Blob(%d) found contents", i)
+		}
+	}
+}
+
+func taskRound(t *testing.T) (*store.Call, *store.Round) {
+	t.Helper()
+	return pendingRound(`{"task":` + taskAsk + `}`)
+}

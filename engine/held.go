@@ -18,9 +18,9 @@ const (
 
 // held answers a handshake-era server's mid-call questions: each becomes a
 // round of the call, stored like any other and answered on any instance,
-// while this job keeps the session open and waits. seq follows the call's
-// rounds as they are asked.
-func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, seq *int, cancel context.CancelFunc, held *bool) *mcpclient.Held {
+// while this job keeps the session open and waits. s learns that the
+// session was held, and the round each question became.
+func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, s *session, cancel context.CancelFunc) *mcpclient.Held {
 	return &mcpclient.Held{
 		Sending: func(ctx context.Context) error {
 			e.holdMu.Lock()
@@ -32,14 +32,18 @@ func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, seq *int,
 			if stopping {
 				return errors.New("this instance is stopping")
 			}
-			*held = true
+			s.hold()
 			// From here until the result is stored, the job may run far
 			// past River's timeout: tell River it is alive, all along.
 			go e.keepAlive(ctx, jobID)
 			return e.store.MarkHandshake(ctx, c.ID)
 		},
 		Ask: func(ctx context.Context, q mcpclient.Question) (json.RawMessage, error) {
-			return e.hold(ctx, jobID, c, seq, q)
+			n, answer, err := e.hold(ctx, c, s.round(), q)
+			if n > 0 {
+				s.asked(n)
+			}
+			return answer, err
 		},
 		Completed: func(elicitationID string) {
 			if err := e.store.CompleteURLElicitation(context.WithoutCancel(ctx), c.ID, elicitationID); err != nil {
@@ -49,14 +53,17 @@ func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, seq *int,
 	}
 }
 
-func (e *Engine) hold(ctx context.Context, jobID int64, c *store.Call, seq *int, q mcpclient.Question) (json.RawMessage, error) {
+// hold stores the question the server asked after round seq as a round,
+// and waits for its answer. It returns the round the question became (0
+// when none was stored) and the answer to send back.
+func (e *Engine) hold(ctx context.Context, c *store.Call, seq int, q mcpclient.Question) (int, json.RawMessage, error) {
 	cancel := json.RawMessage(`{"action":"cancel"}`)
-	if *seq+1 > e.cfg.MaxRounds {
-		return cancel, nil
+	if seq+1 > e.cfg.MaxRounds {
+		return 0, cancel, nil
 	}
 	requests, err := heldRequests(q)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	var p struct {
 		ElicitationID string `json:"elicitationId"`
@@ -73,14 +80,13 @@ func (e *Engine) hold(ctx context.Context, jobID int64, c *store.Call, seq *int,
 		notes, stop = e.cfg.Notifier.Subscribe(c.ID)
 		defer stop()
 	}
-	n, err := e.store.AddHeldRound(ctx, c.ID, *seq, store.HeldRound{
+	n, err := e.store.AddHeldRound(ctx, c.ID, seq, store.HeldRound{
 		InputRequests: requests, ElicitationID: p.ElicitationID, HeldBy: e.cfg.InstanceID,
 		ExpiresAt: time.Now().Add(timeout),
 	})
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	*seq = n
 	log := e.log.With("call_id", c.ID, "seq", n)
 	log.InfoContext(ctx, "holding a question asked mid-call", "deadline", timeout)
 
@@ -91,33 +97,33 @@ func (e *Engine) hold(ctx context.Context, jobID int64, c *store.Call, seq *int,
 	for {
 		r, err := e.store.Round(ctx, c.ID, n)
 		if err != nil {
-			return nil, err
+			return n, nil, err
 		}
 		switch r.Status {
 		case store.RoundAnswered:
 			var responses map[string]json.RawMessage
 			if err := json.Unmarshal(r.Responses, &responses); err != nil || responses[q.Key] == nil {
-				return nil, errors.New("the stored answer cannot be read")
+				return n, nil, errors.New("the stored answer cannot be read")
 			}
 			log.InfoContext(ctx, "answer returned on the held session")
-			return responses[q.Key], nil
+			return n, responses[q.Key], nil
 		case store.RoundExpired, store.RoundCancelled:
-			return cancel, nil
+			return n, cancel, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return n, nil, ctx.Err()
 		case <-notes:
 		case <-poll.C:
 		case <-deadline.C:
 			expired, err := e.store.ExpireHeldRound(ctx, c.ID, n)
 			if err != nil {
-				return nil, err
+				return n, nil, err
 			}
 			if expired {
 				// The spec's cancel: the person made no choice in time.
 				log.InfoContext(ctx, "held question expired; cancelling it towards the server")
-				return cancel, nil
+				return n, cancel, nil
 			}
 		}
 	}

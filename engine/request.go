@@ -1,0 +1,278 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// request sends the request of round seq (0 for the first) and stores what
+// came back. Errors returned are the store's: River retries them.
+func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID string, seq int) error {
+	log := e.log.With("call_id", callID, "seq", seq)
+	if attempt > 1 {
+		c, err := e.store.Call(ctx, callID)
+		if err != nil {
+			return err
+		}
+		if c.Handshake && !c.Finished() {
+			// The session this call was asked on died with its instance.
+			return e.orphaned(ctx, c)
+		}
+	}
+	a, err := e.store.StartAttempt(ctx, callID, seq)
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		log.InfoContext(ctx, "request already handled")
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		log.InfoContext(ctx, "call deleted before its request")
+		return nil
+	case err != nil:
+		return err
+	}
+	srv, req, answers, err := e.prepare(a)
+	if err != nil {
+		return e.store.FailCall(ctx, callID, seq, "The call failed: "+err.Error(), false)
+	}
+	token, renewable, err := e.renewDue(ctx, a.Token, a.Call.ServerID, a.Call.Owner, "")
+	if err != nil {
+		return err
+	}
+	srv.Token = token
+	// Requests to 2026-07-28 servers are bounded by the MCP client's own
+	// timeout. A held session outlives River's job timeout, so it runs on a
+	// context of its own, bounded by every question's deadline.
+	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx),
+		e.cfg.RequestTimeout+time.Duration(e.cfg.MaxRounds)*e.cfg.HeldTimeout)
+	defer cancel()
+	defer e.release(jobID)
+	s := &session{seq: seq}
+	srv.Held = e.held(context.WithoutCancel(ctx), jobID, a.Call, s, cancel)
+	sent, err := e.send(ctx, sendCtx, srv, req, answers, a.Call, renewable)
+	if err != nil {
+		return err
+	}
+	held, seq := s.learnt()
+	// River's context for this job ends after RequestTimeout, while a
+	// person may have answered a held question minutes later: what follows
+	// the answer (the result, the next round, the audit) is stored on a
+	// context of its own.
+	ctx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancelStore()
+	if sent.err != nil && held && sendCtx.Err() != nil {
+		// This instance is stopping: the session goes with it.
+		return e.orphaned(ctx, a.Call)
+	}
+	err = e.record(ctx, a, seq, held, answers, sent)
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		// Someone else finished this request meanwhile (a rescued
+		// duplicate), or the call was deleted.
+		return nil
+	}
+	return err
+}
+
+// session is what a job learns while a handshake-era server holds its
+// request open: whether it did, and the round its latest question became.
+// The SDK's goroutines write it as the server asks; the job reads it once
+// the request has returned.
+type session struct {
+	mu   sync.Mutex
+	held bool
+	seq  int
+}
+
+func (s *session) hold() {
+	s.mu.Lock()
+	s.held = true
+	s.mu.Unlock()
+}
+
+// asked moves the session on to the round its latest question became.
+func (s *session) asked(seq int) {
+	s.mu.Lock()
+	s.seq = seq
+	s.mu.Unlock()
+}
+
+// round is the round of the latest question asked, or the request's own.
+func (s *session) round() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seq
+}
+
+// learnt returns what the request learnt: held, and the round it is at.
+func (s *session) learnt() (bool, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held, s.seq
+}
+
+// prepare builds what the attempt sends: the server with its headers and
+// capabilities, the request, and the answers of the round it retries (none
+// for a first request, or one sent afresh).
+func (e *Engine) prepare(a *store.Attempt) (mcpclient.Server, mcpclient.Request, *mcpclient.Answers, error) {
+	c := a.Call
+	req := mcpclient.Request{Method: c.Method, Name: c.Target, Arguments: c.Arguments}
+	if c.Method == mcpclient.MethodReadResource {
+		req = mcpclient.Request{Method: c.Method, URI: c.Target}
+	}
+	var answers *mcpclient.Answers
+	if a.Round != nil && !a.Afresh() {
+		answers = &mcpclient.Answers{InputResponses: a.Round.Responses, RequestState: a.Round.RequestState}
+	}
+	header, err := e.store.CallHeader(c)
+	if err != nil {
+		return mcpclient.Server{}, req, nil, err
+	}
+	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Capabilities: e.capabilities(c.ServerSampling, c.ServerRoots),
+		Roots: mcpRoots(c.ServerRootsList)}
+	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
+		srv.Protocol = c.ServerProtocol
+	}
+	if c.Protocol != nil && *c.Protocol != "" && *c.Protocol != "auto" {
+		// Asked for when the call was started, or learnt for its tool.
+		srv.Protocol = *c.Protocol
+	}
+	if c.Method == mcpclient.MethodCallTool {
+		// Arguments marked x-mcp-header travel as Mcp-Param-* headers too
+		// (the schema was read with the call, in StartAttempt).
+		if ph := mcpclient.ParamHeaders(a.HeaderSchema, c.Arguments); ph != nil {
+			merged := srv.Header.Clone()
+			if merged == nil {
+				merged = http.Header{}
+			}
+			for k, v := range ph {
+				merged[k] = v
+			}
+			srv.Header = merged
+		}
+	}
+	return srv, req, answers, nil
+}
+
+// sent is what a request came back with, and when it was sent.
+type sent struct {
+	out   *mcpclient.Outcome
+	err   error
+	start time.Time
+}
+
+// send sends the request; a token refused before it ran out is renewed and
+// the request sent once more. The error returned is the store's, from the
+// renewal; what the server said is in sent.
+func (e *Engine) send(ctx, sendCtx context.Context, srv mcpclient.Server, req mcpclient.Request, answers *mcpclient.Answers,
+	c *store.Call, renewable bool) (sent, error) {
+	r := sent{start: time.Now()}
+	r.out, r.err = e.mcp.Send(sendCtx, srv, req, answers)
+	var authErr *mcpclient.AuthRequiredError
+	if errors.As(r.err, &authErr) && authErr.Status == 401 && renewable {
+		var err error
+		if srv.Token, _, err = e.accessToken(ctx, c.ServerID, c.Owner, srv.Token); err != nil {
+			return r, err
+		}
+		if srv.Token != "" {
+			r.out, r.err = e.mcp.Send(sendCtx, srv, req, answers)
+		}
+	}
+	return r, nil
+}
+
+// record stores what the request of round seq came back with: the result,
+// the next round, or why it failed, with the attempt's record and the
+// job's completion in the same transaction. An instance that dies before
+// that commit leaves neither, and the rescued job sends the request again.
+func (e *Engine) record(ctx context.Context, a *store.Attempt, seq int, held bool, answers *mcpclient.Answers, r sent) error {
+	c, out, err := a.Call, r.out, r.err
+	log := e.log.With("call_id", c.ID, "seq", seq, "duration", time.Since(r.start).Round(time.Millisecond))
+	o := outcome(ctx, e.observe(c, seq, r.start, out, err))
+	asking, position := a.NextPlace()
+	var session string // what the server said when its tool wanted a session
+	if c.Method == mcpclient.MethodCallTool && !held {
+		session = mcpclient.AsksOverSession(out, err)
+	}
+	if session != "" {
+		// Learnt before the outcome is stored: the page that hears of the
+		// outcome reads the call once, and must find the offer on it.
+		log.InfoContext(ctx, "the tool asks over a 2025-11-25 session; its next calls go over one")
+		if lerr := e.store.LearnSessionTool(ctx, c.ID, c.ServerID, c.Target, mcpclient.ProtocolHandshake, session); lerr != nil {
+			log.WarnContext(ctx, "learning that the tool asks over a session", "err", lerr)
+		}
+	}
+	var authErr *mcpclient.AuthRequiredError
+	switch {
+	case err != nil && session != "":
+		// Retrying the same way would fail the same way.
+		return e.store.FailCall(ctx, c.ID, seq, "This tool asks its questions over a 2025-11-25 session, and this call "+
+			"went over 2026-07-28, so the server could not ask them. It said: "+session, false, o)
+	case errors.As(err, &authErr):
+		log.InfoContext(ctx, "the server asks for authorization", "status", authErr.Status)
+		if rerr := e.store.RecordAttempt(ctx, *o.Attempt); rerr != nil {
+			log.WarnContext(ctx, "recording an attempt", "err", rerr)
+		}
+		return e.needsAuthorization(ctx, c, seq, authErr)
+	case err != nil && answers != nil && answers.RequestState != nil && mcpclient.StateExpired(err):
+		log.InfoContext(ctx, "the server no longer knows the round's state", "age", time.Since(a.Round.CreatedAt).Round(time.Second))
+		return e.stateRefused(ctx, a, o)
+	case err != nil:
+		if wait, ok := mcpclient.Transient(err); ok && !held {
+			if snooze, ok := e.retryLater(ctx, c, seq, err, wait); ok {
+				// The job goes on later: only the attempt is recorded now.
+				if rerr := e.store.RecordAttempt(ctx, *o.Attempt); rerr != nil {
+					log.WarnContext(ctx, "recording an attempt", "err", rerr)
+				}
+				return snooze
+			}
+		}
+		log.WarnContext(ctx, "request failed", "err", err)
+		msg, retryable := describe(err)
+		return e.store.FailCall(ctx, c.ID, seq, msg, retryable, o)
+	case out.Round != nil && position > e.cfg.MaxRounds:
+		log.WarnContext(ctx, "too many rounds")
+		return e.store.FailCall(ctx, c.ID, seq,
+			fmt.Sprintf("The server asked for more than %d rounds of input; the call was stopped.", e.cfg.MaxRounds), false, o)
+	case out.Round != nil:
+		return e.addRound(ctx, log, a, seq, out.Round, asking, position, o)
+	default:
+		log.InfoContext(ctx, "call complete")
+		return e.store.CompleteCall(ctx, c.ID, seq, json.RawMessage(out.Result), o)
+	}
+}
+
+// addRound stores the round the request came back with: for a person to
+// answer, or answered at once (roots from the settings, or the answers
+// given to the same questions before the server was asked afresh).
+func (e *Engine) addRound(ctx context.Context, log *slog.Logger, a *store.Attempt, seq int, r *mcpclient.Round,
+	asking, position int, o store.Outcome) error {
+	c := a.Call
+	log.InfoContext(ctx, "round received", "questions", len(r.Questions))
+	ttl := a.RoundTTL
+	if ttl <= 0 {
+		ttl = e.cfg.RoundTTL
+	}
+	next := store.NewRound{
+		InputRequests: r.InputRequests,
+		RequestState:  r.RequestState,
+		ExpiresAt:     time.Now().Add(ttl),
+		Responses:     autoAnswers(r.Questions, c.ServerRootsList),
+		Instance:      e.cfg.InstanceID,
+		Asking:        asking,
+		Position:      position,
+	}
+	if before := answeredBefore(a, r); before != nil {
+		log.InfoContext(ctx, "the same questions as before the server was asked afresh: answered again", "from_seq", before.Seq)
+		next.Responses, next.Again = before.Responses, before
+		e.cfg.Metrics.AnsweredAgain(c.ServerName)
+	}
+	return e.store.AddRound(ctx, c.ID, seq, next, o)
+}

@@ -19,9 +19,9 @@ func (h *Handler) callCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	values, err := c.FormParams()
+	values, err := formParams(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return err
 	}
 	args := map[string]any{}
 	vm.Assignee.Value = strings.TrimSpace(values.Get(assigneeField))

@@ -71,7 +71,7 @@ func goneMessage(call *store.Call, rounds []store.Round) string {
 	case status == store.RoundAnswered:
 		return "This round was answered meanwhile, in another tab or window."
 	case status == store.RoundExpired:
-		return "This round expired: the server no longer waits for its answers."
+		return store.RoundExpiredMessage
 	case status == store.RoundCancelled:
 		return "This round was cancelled by an administrator."
 	case call.Status == store.CallCancelled:

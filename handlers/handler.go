@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 
 	"github.com/a-h/templ"
@@ -116,6 +117,15 @@ func statusOf(err error) (int, string) {
 		return 499, "The request was cancelled."
 	}
 	return http.StatusInternalServerError, "Something went wrong on our side. Please try again."
+}
+
+// formParams reads a posted form, or says it could not be read.
+func formParams(c echo.Context) (url.Values, error) {
+	values, err := c.FormParams()
+	if err != nil {
+		return nil, echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+	}
+	return values, nil
 }
 
 // tryAgain ends a message about a trouble that is likely to pass.

@@ -25,9 +25,9 @@ func (h *Handler) promptGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	values, err := c.FormParams()
+	values, err := formParams(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return err
 	}
 	form := promptForm(prompt)
 	args := map[string]any{}

@@ -24,9 +24,9 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 	if err != nil || seq < 1 {
 		return store.ErrNotFound
 	}
-	values, err := c.FormParams()
+	values, err := formParams(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return err
 	}
 	// Listening starts before the answer is stored, so the server's reply
 	// is heard however soon it comes (see settle).
@@ -147,7 +147,7 @@ func (h *Handler) notWaiting(ctx context.Context, call *store.Call, round *store
 		if err := h.store.ExpireRound(ctx, h.engine.Config().InstanceID, call.ID, round.Seq); err != nil {
 			h.log.WarnContext(ctx, "expiring a round past its deadline", "err", err)
 		}
-		return "This round expired before it was answered."
+		return store.RoundExpiredMessage
 	}
 	return notPendingMessage(round)
 }

@@ -28,16 +28,16 @@ func (h *Handler) roundDraft(c echo.Context) error {
 	htmx := c.Request().Header.Get("HX-Request") == "true"
 	gone := func() error {
 		if htmx {
-			return echo.NewHTTPError(http.StatusConflict, "This round is no longer waiting for answers.")
+			return echo.NewHTTPError(http.StatusConflict, store.NotWaitingMessage)
 		}
 		return h.renderNotice(c, http.StatusConflict, call.ID, "This round was already answered, or is no longer current, so the draft was not saved.")
 	}
 	if round.Status != store.RoundPending || round.Seq != call.CurrentSeq {
 		return gone()
 	}
-	values, err := c.FormParams()
+	values, err := formParams(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return err
 	}
 	qs, err := questionsOf(round)
 	if err != nil {

@@ -95,7 +95,7 @@ func Describe(err error) (p Problem, ok bool) {
 		return Problem{What: sentence("the server answered " + status.Error()), Why: statusSentence(status.Code), Retry: true, Passing: true}, true
 	case errors.As(err, &unreachable):
 		if errors.Is(err, context.DeadlineExceeded) {
-			return Problem{What: "The server did not answer in time.", Retry: true, Passing: true}, true
+			return Problem{What: noAnswerInTime, Retry: true, Passing: true}, true
 		}
 		p := Problem{What: "The server could not be reached (" + Reason(err) + ").", Why: cause(unreachable.Err),
 			Detail: unreachable.Err.Error(), Retry: true, Passing: true}
@@ -109,6 +109,9 @@ func Describe(err error) (p Problem, ok bool) {
 	}
 	return Problem{What: "Talking to the server went wrong.", Why: cause(err), Detail: err.Error(), Retry: true}, false
 }
+
+// noAnswerInTime is said of a request the server let time out.
+const noAnswerInTime = "The server did not answer in time."
 
 // sentence makes s a sentence: a capital first, a stop last.
 func sentence(s string) string {
@@ -138,7 +141,7 @@ func cause(err error) string {
 	var verify *tls.CertificateVerificationError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ETIMEDOUT):
-		return "The server did not answer in time."
+		return noAnswerInTime
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "Nothing answers at the server's address: it may be down or restarting."
 	case errors.As(err, &dns):

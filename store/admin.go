@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // AdminServer is a server as operators see it, enabled or not.
@@ -128,16 +127,13 @@ func (s *Store) SetUserAdmin(ctx context.Context, name string, admin bool) error
 
 // SetUserPassword sets a user's password and ends all their sessions.
 func (s *Store) SetUserPassword(ctx context.Context, name, password string) error {
-	if len(password) < MinPasswordLength {
-		return &Error{Kind: ErrInvalid, Message: "The password must be at least 8 characters."}
-	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	h, err := hashPassword(password)
 	if err != nil {
-		return &Error{Kind: ErrInvalid, Message: "The password cannot be used: " + err.Error()}
+		return err
 	}
 	defer s.authChanged(ctx)
 	return s.updateUserEndingSessions(ctx, name, `update users set password_hash = $2, updated_at = now()
-		where name = $1 returning id`, name, string(h))
+		where name = $1 returning id`, name, h)
 }
 
 // updateUserEndingSessions runs update, which returns the id of the one
@@ -326,7 +322,7 @@ func (s *Store) EndRound(ctx context.Context, callID string, seq int, status, re
 			return translate(err, "round")
 		}
 		if tag.RowsAffected() == 0 {
-			return conflict("This round is no longer waiting for answers.")
+			return conflict("%s", NotWaitingMessage)
 		}
 		if _, err := tx.Exec(ctx, `update calls set status = $3, error = $4, retryable = false,
 			updated_at = now(), finished_at = now()
@@ -375,7 +371,7 @@ func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]Expired
 					for update skip locked)
 				returning r.call_id, r.seq
 			), ended as (
-				update calls c set status = 'expired', error = 'The round expired before it was answered.',
+				update calls c set status = 'expired', error = $3,
 				       retryable = false, updated_at = now(), finished_at = now()
 				from due
 				where c.id = due.call_id and c.current_seq = due.seq and c.status = 'input_required'
@@ -389,7 +385,7 @@ func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]Expired
 				select $1, 'system', 'round.expired', call_id::text, jsonb_build_object('seq', seq, 'server', server)
 				from named
 			)
-			select call_id::text as call_id, seq, server, webhook from named`, instance, expireBatch)
+			select call_id::text as call_id, seq, server, webhook from named`, instance, expireBatch, RoundExpiredMessage)
 			var err error
 			if batch, err = pgx.CollectRows(rows, pgx.RowToStructByName[ExpiredRound]); err != nil {
 				return err

@@ -103,7 +103,7 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.method, c.target, c.title, c.arguments,
 	case when ` + callPastDeadline + ` then 'expired' else c.status end as status,
 	c.current_seq, c.result,
-	case when ` + callPastDeadline + ` then '` + expiredMessage + `' else c.error end as error,
+	case when ` + callPastDeadline + ` then '` + RoundExpiredMessage + `' else c.error end as error,
 	c.retryable, c.handshake,
 	c.protocol, c.asks_over_session, s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
@@ -116,7 +116,23 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 const callPastDeadline = `(c.status = 'input_required' and exists (select 1 from rounds pr
 	where pr.call_id = c.id and pr.seq = c.current_seq and pr.status = 'pending' and pr.expires_at <= now() and pr.held_by is null))`
 
-const expiredMessage = "The round expired before it was answered."
+// What people are told of a round that takes no answers.
+const (
+	// RoundExpiredMessage is said of a round past its deadline, by its
+	// call and to an answer that comes too late.
+	RoundExpiredMessage = "The round expired before it was answered."
+	// NotWaitingMessage is said to an answer for a round that has ended.
+	NotWaitingMessage = "This round is no longer waiting for answers."
+)
+
+// AlreadyAnsweredMessage is said to an answer for a round someone else
+// answered first; by is who, or "" when nobody is named.
+func AlreadyAnsweredMessage(by string) string {
+	if by == "" {
+		return "This round was already answered."
+	}
+	return "This round was already answered by " + by + "."
+}
 
 // Round is one input_required answer from the server: its questions, and
 // the person's answers once given. RequestState never leaves the server.
@@ -676,13 +692,13 @@ func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, s
 	switch {
 	case status == RoundPending && past:
 		*expired = true
-		return conflict("This round expired before it was answered.")
+		return conflict("%s", RoundExpiredMessage)
 	case status == RoundAnswered && by != nil:
-		return conflict("This round was already answered by %s.", *by)
+		return conflict("%s", AlreadyAnsweredMessage(*by))
 	case status == RoundAnswered:
-		return conflict("This round was already answered.")
+		return conflict("%s", AlreadyAnsweredMessage(""))
 	case status == RoundExpired:
-		return conflict("This round expired before it was answered.")
+		return conflict("%s", RoundExpiredMessage)
 	default:
 		return conflict("This round was %s.", status)
 	}
@@ -705,9 +721,9 @@ func (s *Store) ExpireRound(ctx context.Context, instance, callID string, seq in
 			from calls c join servers s on s.id = c.server_id where c.id = $2`, instance, callID, seq); err != nil {
 			return err
 		}
-		tag, err = tx.Exec(ctx, `update calls set status = 'expired', error = 'The round expired before it was answered.',
+		tag, err = tx.Exec(ctx, `update calls set status = 'expired', error = $3,
 			updated_at = now(), finished_at = now()
-			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq)
+			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, RoundExpiredMessage)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
@@ -980,7 +996,7 @@ func (s *Store) refuseTx(ctx context.Context, tx pgx.Tx, callID string, seq int,
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return conflict("This round is no longer waiting for answers.")
+		return conflict("%s", NotWaitingMessage)
 	}
 	for _, e := range audit {
 		if err := auditTx(ctx, tx, e); err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
 )
 
 // Encode writes decoded content as a JSON object whose members follow the
@@ -17,11 +19,18 @@ func (f *Form) Encode(content map[string]any) (json.RawMessage, error) {
 		if buf.Len() > 1 {
 			buf.WriteByte(',')
 		}
-		if err := encodeNoEscape(&buf, name); err != nil {
+		key, err := mcpclient.MarshalRaw(name)
+		if err != nil {
 			return err
 		}
+		value, err := mcpclient.MarshalRaw(content[name])
+		if err != nil {
+			return err
+		}
+		buf.Write(key)
 		buf.WriteByte(':')
-		return encodeNoEscape(&buf, content[name])
+		buf.Write(value)
+		return nil
 	}
 	done := map[string]bool{}
 	for _, name := range f.order {
@@ -46,17 +55,6 @@ func (f *Form) Encode(content map[string]any) (json.RawMessage, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
-}
-
-func encodeNoEscape(buf *bytes.Buffer, v any) error {
-	var one bytes.Buffer
-	enc := json.NewEncoder(&one)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	buf.Write(bytes.TrimRight(one.Bytes(), "\n"))
-	return nil
 }
 
 // LabelLoneValue labels a form of one untitled property named "value" with

@@ -46,7 +46,7 @@ func (h *Handler) callCreate(c echo.Context) error {
 		vm.Errors = []views.ErrorLink{{Href: "#call-assignee", Message: assigneeErr}}
 		return h.renderToolPage(c, http.StatusUnprocessableEntity, vm)
 	}
-	raw, err := marshalNoEscape(args)
+	raw, err := mcpclient.MarshalRaw(args)
 	if err != nil {
 		return err
 	}

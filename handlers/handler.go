@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 
 	"github.com/a-h/templ"
@@ -126,6 +127,16 @@ func formParams(c echo.Context) (url.Values, error) {
 		return nil, echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
 	}
 	return values, nil
+}
+
+// seqParam reads the round number in the path; one that is not a round's
+// is not found.
+func seqParam(c echo.Context) (int, error) {
+	seq, err := strconv.Atoi(c.Param("seq"))
+	if err != nil || seq < 1 {
+		return 0, store.ErrNotFound
+	}
+	return seq, nil
 }
 
 // tryAgain ends a message about a trouble that is likely to pass.

@@ -47,7 +47,7 @@ func (h *Handler) promptGet(c echo.Context) error {
 			args = content
 		}
 	}
-	raw, err := marshalNoEscape(args)
+	raw, err := mcpclient.MarshalRaw(args)
 	if err != nil {
 		return err
 	}

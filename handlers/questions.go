@@ -201,11 +201,11 @@ func inOrder(qs []question, responses map[string]any) (json.RawMessage, error) {
 		if !ok {
 			continue
 		}
-		key, err := marshalNoEscape(q.Key)
+		key, err := mcpclient.MarshalRaw(q.Key)
 		if err != nil {
 			return nil, err
 		}
-		val, err := marshalNoEscape(v)
+		val, err := mcpclient.MarshalRaw(v)
 		if err != nil {
 			return nil, err
 		}
@@ -488,16 +488,6 @@ func prettyJSON(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return buf.String()
-}
-
-func marshalNoEscape(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // fieldErrorText flattens API field errors into one sentence.

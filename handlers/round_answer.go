@@ -6,10 +6,10 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -20,9 +20,9 @@ import (
 func (h *Handler) roundAnswer(c echo.Context) error {
 	ctx := c.Request().Context()
 	person := h.person(c)
-	seq, err := strconv.Atoi(c.Param("seq"))
-	if err != nil || seq < 1 {
-		return store.ErrNotFound
+	seq, err := seqParam(c)
+	if err != nil {
+		return err
 	}
 	values, err := formParams(c)
 	if err != nil {
@@ -119,9 +119,9 @@ func (h *Handler) renderInvalid(c echo.Context, callID string, round *store.Roun
 // ownedRound loads the call and round named in the path, in one read.
 func (h *Handler) ownedRound(c echo.Context, person string) (*store.Call, *store.Round, error) {
 	ctx := c.Request().Context()
-	seq, err := strconv.Atoi(c.Param("seq"))
-	if err != nil || seq < 1 {
-		return nil, nil, store.ErrNotFound
+	seq, err := seqParam(c)
+	if err != nil {
+		return nil, nil, err
 	}
 	call, rounds, err := h.store.CallAndRounds(ctx, c.Param("id"), seq)
 	if err != nil {
@@ -182,7 +182,7 @@ func (h *Handler) renderUnsent(c echo.Context, callID, notice string, qs []quest
 			}
 		case q.Form != nil && values.Get(actionName(i)) != actionDecline && values.Get(actionName(i)) != actionCancel:
 			if content, _ := q.Form.Decode(values); len(content) > 0 {
-				if raw, err := marshalNoEscape(content); err == nil {
+				if raw, err := mcpclient.MarshalRaw(content); err == nil {
 					u.Lines = answerLines(q.Form, raw)
 				}
 			}

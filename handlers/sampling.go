@@ -282,7 +282,7 @@ func addRootsAnswers(qs []question, raw json.RawMessage) (json.RawMessage, error
 	if !added {
 		return raw, nil
 	}
-	return marshalNoEscape(given)
+	return mcpclient.MarshalRaw(given)
 }
 
 // answeredSampling describes the answer given to a sampling question.

@@ -200,6 +200,14 @@ type AdminCall struct {
 	ExpiresAt   *time.Time `db:"expires_at"`
 }
 
+// adminCallsFrom reads AdminCall rows, for a where clause to follow.
+const adminCallsFrom = `
+		select c.id::text as id, s.name as server_name, c.owner, c.method, c.target, c.status, c.current_seq,
+		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at
+		from calls c
+		join servers s on s.id = c.server_id
+		left join rounds r on r.call_id = c.id and r.seq = c.current_seq`
+
 // AdminCalls lists a page of the calls of everyone, in f.Sort's order.
 func (s *Store) AdminCalls(ctx context.Context, f CallFilter) ([]AdminCall, error) {
 	if f.Page.Limit <= 0 {
@@ -207,12 +215,7 @@ func (s *Store) AdminCalls(ctx context.Context, f CallFilter) ([]AdminCall, erro
 	}
 	args := []any{f.Status, f.Server, f.Owner, nullTime(f.StartedAfter), nullTime(f.StartedBefore)}
 	where, order, reversed := keysetSQL("created_at", f.Sort == CallsOldest, f.Page, &args)
-	rows, _ := s.pool.Query(ctx, `
-		select c.id::text as id, s.name as server_name, c.owner, c.method, c.target, c.status, c.current_seq,
-		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at
-		from calls c
-		join servers s on s.id = c.server_id
-		left join rounds r on r.call_id = c.id and r.seq = c.current_seq
+	rows, _ := s.pool.Query(ctx, adminCallsFrom+`
 		where ($1 = '' or c.status = $1)
 		  and ($2 = '' or s.name = $2)
 		  and ($3 = '' or c.owner = $3)
@@ -235,12 +238,7 @@ func (s *Store) AdminCallsByID(ctx context.Context, ids []string) ([]AdminCall, 
 			valid = append(valid, id)
 		}
 	}
-	rows, _ := s.pool.Query(ctx, `
-		select c.id::text as id, s.name as server_name, c.owner, c.method, c.target, c.status, c.current_seq,
-		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at
-		from calls c
-		join servers s on s.id = c.server_id
-		left join rounds r on r.call_id = c.id and r.seq = c.current_seq
+	rows, _ := s.pool.Query(ctx, adminCallsFrom+`
 		where c.id = any($1::uuid[])
 		order by c.created_at desc, c.id`, valid)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[AdminCall])

@@ -423,14 +423,9 @@ type InboxItem struct {
 	ExpiresAt     time.Time       `db:"expires_at"`
 }
 
-// Inbox lists the pending, unexpired rounds waiting on person, oldest
-// deadline first: those assigned to them or to a team of theirs (a call
-// with no assignee waits on its owner).
-func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxItem, error) {
-	rows, _ := s.pool.Query(ctx, inboxSQL, person, limit)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
-}
-
+// inboxSQL lists the pending, unexpired rounds waiting on person $1,
+// oldest deadline first, up to $2: those assigned to them or to a team of
+// theirs (a call with no assignee waits on its owner).
 const inboxSQL = `
 		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.title, c.owner, c.assignee,
 		       r.input_requests, r.created_at, r.expires_at
@@ -459,21 +454,14 @@ type SettledItem struct {
 }
 
 // settledCalls is how many of a person's most recently changed calls
-// Settled looks through.
+// settledSQL looks through.
 const settledCalls = 30
 
-// Settled lists the rounds that would have been in a person's inbox and
-// ended since, latest first, from the person's settledCalls most recently
-// changed calls.
-func (s *Store) Settled(ctx context.Context, person string, since time.Time, limit int) ([]SettledItem, error) {
-	rows, _ := s.pool.Query(ctx, settledSQL, person, since, limit, settledCalls)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[SettledItem])
-}
-
-// A round's end changes its call, so its call is among the person's
-// calls changed since: read from the settledCalls most recently changed
-// (each name the person answers for, by index), not from every round
-// that ended lately.
+// settledSQL lists the rounds that would have been in person $1's inbox
+// and ended since $2, latest first, up to $3. A round's end changes its
+// call, so its call is among the person's calls changed since: read from
+// the $4 (settledCalls) most recently changed (each name the person
+// answers for, by index), not from every round that ended lately.
 const settledSQL = `
 		with names as (
 			select $1::text as name
@@ -498,8 +486,9 @@ const settledSQL = `
 		order by r.ended_at desc, r.call_id, r.seq desc limit $3`
 
 // InboxPage reads what the inbox page shows, in one round trip: the
-// person's waiting rounds (Inbox, up to limit), the rounds settled since
-// (Settled, up to settledLimit), and the navigation's count (WaitingCount).
+// rounds waiting on the person (up to limit), the rounds that left their
+// inbox since (up to settledLimit), and the navigation's count
+// (WaitingCount).
 func (s *Store) InboxPage(ctx context.Context, person string, limit int, since time.Time, settledLimit int) (
 	items []InboxItem, settled []SettledItem, waiting int, err error) {
 	b := &pgx.Batch{}
@@ -530,24 +519,6 @@ const waitingCount = `
 	select count(*) from calls c
 	join rounds r on r.call_id = c.id and r.seq = c.current_seq
 	where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()`
-
-// AnswerRound stores a round's answers and enqueues the retry that carries
-// them, once: the guarded update lets exactly one of any number of
-// concurrent submits through, on any instance. The others get ErrConflict.
-// An audit entry given is written in the same transaction.
-func (s *Store) AnswerRound(ctx context.Context, callID string, seq int, responses json.RawMessage, by string, audit ...AuditEntry) error {
-	var expired bool
-	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := s.answerTx(ctx, tx, callID, seq, responses, by, audit, &expired)
-		return err
-	})
-	if expired {
-		if err := s.ExpireRound(ctx, auditInstance(audit), callID, seq); err != nil {
-			return err
-		}
-	}
-	return err
-}
 
 // CallChange is what a write did to a call: its status and time of change.
 type CallChange struct {
@@ -740,7 +711,7 @@ type Attempt struct {
 	// the default.
 	RoundTTL time.Duration
 	// HeaderSchema is the tool's cached inputSchema when it marks
-	// arguments x-mcp-header (as ToolHeaderSchema), else nil.
+	// arguments x-mcp-header, else nil: most calls decode no schema.
 	HeaderSchema json.RawMessage
 	// Token is the connection the call's owner uses at the server (as
 	// OAuthTokenFor), nil when there is none.

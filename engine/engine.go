@@ -1,6 +1,9 @@
-// Package engine runs MCP requests as River jobs: the first request of a
-// call and each retry carrying a round's answers. Any instance may run any
-// job; a job orphaned by a dead instance is rescued by another.
+// Package engine does the work away from the pages: River's jobs (each MCP
+// request of a call, tried again later while a server is unreachable; a
+// handshake-era session held open while people answer; round expiry,
+// retention, round mail and webhooks) on any instance, rescued by another when
+// one dies; and the servers' tools and catalog, asked with the person's OAuth
+// connection, renewed when due.
 package engine
 
 import (
@@ -39,7 +42,9 @@ type Config struct {
 	RescueAfter time.Duration
 	// Workers is how many requests one instance runs at once; default 50.
 	Workers int
-	// Capabilities are declared to every server.
+	// Capabilities says whether forms and URL pages are declared to every
+	// server; its Sampling and Roots are unused: each server's own
+	// settings decide those.
 	Capabilities mcpclient.Capabilities
 	// InstanceID names this process in River, the audit log and the
 	// instances list; default NewInstanceID().

@@ -16,7 +16,7 @@ import (
 // person decides: the tool may have acted before it tried to ask.
 func (h *Handler) callAgain(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
+	call, err := h.ownedCall(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 // again.
 func (h *Handler) callWatch(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
+	call, err := h.ownedCall(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}

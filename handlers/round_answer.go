@@ -116,8 +116,9 @@ func (h *Handler) renderInvalid(c echo.Context, callID string, round *store.Roun
 	return render(c, http.StatusUnprocessableEntity, views.CallPage(*vm))
 }
 
-// ownedRound loads the call and round named in the path, in one read.
-func (h *Handler) ownedRound(c echo.Context, person string) (*store.Call, *store.Round, error) {
+// ownedRound loads the call and round named in the path, in one read, if
+// the signed-in person may open the call (see mayOpen).
+func (h *Handler) ownedRound(c echo.Context) (*store.Call, *store.Round, error) {
 	ctx := c.Request().Context()
 	seq, err := seqParam(c)
 	if err != nil {

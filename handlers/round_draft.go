@@ -21,7 +21,7 @@ const maxDraftBytes = 256 << 10
 // every change and gets 204.
 func (h *Handler) roundDraft(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, round, err := h.ownedRound(c, h.person(c))
+	call, round, err := h.ownedRound(c)
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,10 @@ func TestAnnouncedAfterCommit(t *testing.T) {
 	if second.Round == nil || second.Round.Seq != 2 {
 		t.Fatalf("the note of round 2 carries no round: %+v", second)
 	}
-	if err := st.AnswerRound(ctx, call.ID, 2, json.RawMessage(`{"seat":{"action":"accept","content":{"class":"business"}}}`), "ada"); err != nil {
+	_, err = st.AnswerChecked(ctx, call.ID, 2, "ada", func(store.Answering) (store.Decision, error) {
+		return store.Decision{By: "ada", Responses: json.RawMessage(`{"seat":{"action":"accept","content":{"class":"business"}}}`)}, nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	done := next(store.CallComplete, 2)

@@ -1,13 +1,15 @@
-// Package engine runs MCP requests as River jobs: the first request of a
-// call and each retry carrying a round's answers. Any instance may run any
-// job; a job orphaned by a dead instance is rescued by another.
+// Package engine does the work away from the pages: River's jobs (each MCP
+// request of a call, tried again later while a server is unreachable; a
+// handshake-era session held open while people answer; round expiry,
+// retention, round mail and webhooks) on any instance, rescued by another when
+// one dies; and the servers' tools and catalog, asked with the person's OAuth
+// connection, renewed when due.
 package engine
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -43,7 +45,9 @@ type Config struct {
 	RescueAfter time.Duration
 	// Workers is how many requests one instance runs at once; default 50.
 	Workers int
-	// Capabilities are declared to every server.
+	// Capabilities says whether forms and URL pages are declared to every
+	// server; its Sampling and Roots are unused: each server's own
+	// settings decide those.
 	Capabilities mcpclient.Capabilities
 	// InstanceID names this process in River, the audit log and the
 	// instances list; default NewInstanceID().
@@ -336,61 +340,4 @@ func mcpRoots(raw json.RawMessage) []mcpclient.Root {
 		out = append(out, mcpclient.Root{URI: r.URI, Name: r.Name})
 	}
 	return out
-}
-
-// describe turns a request error into a message for the person, and says
-// whether retrying the same request could help.
-func describe(err error) (string, bool) {
-	var unreachable *mcpclient.UnreachableError
-	var server *mcpclient.ServerError
-	var undeclared *mcpclient.UndeclaredError
-	var refused *mcpclient.HTTPError
-	var status *mcpclient.StatusError
-	var limit *mcpclient.LimitError
-	var redirect *mcpclient.RedirectError
-	var unstorable *mcpclient.UnstorableError
-	switch {
-	case errors.As(err, &redirect):
-		return "The call failed: " + redirect.Error() + ".", false
-	case errors.As(err, &unstorable):
-		return "The call failed: " + unstorable.Error() + ".", false
-	case errors.As(err, &limit):
-		return "The call failed: " + limit.Error() + ".", false
-	case errors.Is(err, mcpclient.ErrResponseTooLarge):
-		return "The server's answer was larger than this client accepts.", false
-	case errors.As(err, &refused):
-		// It answered: say what it said, not that it could not be reached.
-		msg := fmt.Sprintf("The server refused the request with HTTP %d %s", refused.Status, http.StatusText(refused.Status))
-		if refused.Message != "" {
-			msg += ": " + refused.Message
-		}
-		transient := refused.Status >= 500 || refused.Status == http.StatusTooManyRequests || refused.Status == http.StatusRequestTimeout
-		if transient {
-			msg += ". Your answers are kept; you can retry."
-		}
-		return msg, transient
-	case errors.As(err, &status):
-		// It answered, but could not take the request, for RetryWindow.
-		msg := fmt.Sprintf("The server answered HTTP %d %s", status.Code, http.StatusText(status.Code))
-		if status.Message != "" {
-			msg += ": " + status.Message
-		}
-		return msg + ". Your answers are kept; you can retry.", true
-	case errors.As(err, &unreachable):
-		if errors.Is(err, context.DeadlineExceeded) {
-			return "The server did not answer in time. Your answers are kept; you can retry.", true
-		}
-		return "The server could not be reached. " + mcpclient.Explain(unreachable.Err) +
-			" Your answers are kept; you can retry." + mcpclient.DetailSeparator + unreachable.Err.Error(), true
-	case errors.As(err, &server):
-		return "The server refused the request: " + server.Message, true
-	case errors.As(err, &undeclared):
-		msg := "The call failed: " + undeclared.Error() + "."
-		if undeclared.Kind == mcpclient.KindSampling || undeclared.Kind == mcpclient.KindRoots {
-			msg += " An administrator can switch " + undeclared.Kind + " on for this server."
-		}
-		return msg, false
-	default:
-		return mcpclient.WithDetail("The call failed.", err), true
-	}
 }

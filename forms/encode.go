@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
 )
 
 // Encode writes decoded content as a JSON object whose members follow the
@@ -17,11 +19,18 @@ func (f *Form) Encode(content map[string]any) (json.RawMessage, error) {
 		if buf.Len() > 1 {
 			buf.WriteByte(',')
 		}
-		if err := encodeNoEscape(&buf, name); err != nil {
+		key, err := mcpclient.MarshalRaw(name)
+		if err != nil {
 			return err
 		}
+		value, err := mcpclient.MarshalRaw(content[name])
+		if err != nil {
+			return err
+		}
+		buf.Write(key)
 		buf.WriteByte(':')
-		return encodeNoEscape(&buf, content[name])
+		buf.Write(value)
+		return nil
 	}
 	done := map[string]bool{}
 	for _, name := range f.order {
@@ -48,17 +57,6 @@ func (f *Form) Encode(content map[string]any) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-func encodeNoEscape(buf *bytes.Buffer, v any) error {
-	var one bytes.Buffer
-	enc := json.NewEncoder(&one)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	buf.Write(bytes.TrimRight(one.Bytes(), "\n"))
-	return nil
-}
-
 // LabelLoneValue labels a form of one untitled property named "value" with
 // the question itself: FastMCP asks for a lone str, int, bool or choice as
 // {"value": …}, titled "Value" or not at all, and "Value" tells the person
@@ -71,13 +69,4 @@ func (f *Form) LabelLoneValue(question string) {
 	if fd.Name == "value" && strings.EqualFold(fd.Label, "value") {
 		fd.Label = question
 	}
-}
-
-// Marshal writes v as JSON as servers are sent it: without escaping HTML.
-func Marshal(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	if err := encodeNoEscape(&buf, v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

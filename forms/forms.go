@@ -11,7 +11,6 @@
 package forms
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +22,8 @@ import (
 	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
 )
 
 // Kind is the control a field is shown as.
@@ -118,7 +119,10 @@ func New(schema json.RawMessage, prefix string) (*Form, error) {
 		return nil, err
 	}
 	f.schema, err = compile(doc)
-	f.order = propertyOrder(schema)
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(schema, &raw) == nil {
+		f.order = mcpclient.ObjectKeys(raw["properties"]) // in the server's order
+	}
 	top, _ := doc.(map[string]any)
 	f.props, _ = top["properties"].(map[string]any)
 	if reason := topLevelProblem(doc); reason != "" {
@@ -240,37 +244,6 @@ func includesType(t any, want string) bool {
 		}
 	}
 	return false
-}
-
-// propertyOrder lists the keys of the schema's top-level "properties" in the
-// order the server wrote them (a Go map would lose it), each once.
-func propertyOrder(schema []byte) []string {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(schema, &top) != nil {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(top["properties"]))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	var names []string
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return names
-		}
-		name, _ := tok.(string)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return names
-		}
-		if !seen[name] {
-			seen[name] = true
-			names = append(names, name)
-		}
-	}
-	return names
 }
 
 // nameClash returns a posted name two controls would share, or "".

@@ -10,6 +10,9 @@ import (
 // textareaFrom is the maxLength above which a plain string gets a textarea.
 const textareaFrom = 200
 
+// anyOfAsJSON says why an answer combining rules is typed as JSON.
+const anyOfAsJSON = "This answer combines rules (anyOf) that this page cannot show as a simple control, so type it as JSON."
+
 // newField classifies one property schema into a control.
 func (f *Form) newField(i int, name string, sch any, required bool) Field {
 	fd := Field{
@@ -70,7 +73,7 @@ func (f *Form) newField(i int, name string, sch any, required bool) Field {
 			return toJSON("The server did not say what kind of answer this is, so type it as JSON.")
 		}
 		if _, ok := m["anyOf"]; ok {
-			return toJSON("This answer combines rules (anyOf) that this page cannot show as a simple control, so type it as JSON.")
+			return toJSON(anyOfAsJSON)
 		}
 		f.textField(&fd, m)
 	case "number", "integer":
@@ -82,7 +85,7 @@ func (f *Form) newField(i int, name string, sch any, required bool) Field {
 		numberField(&fd, m, typ == "integer")
 	case "boolean":
 		if _, ok := m["anyOf"]; ok {
-			return toJSON("This answer combines rules (anyOf) that this page cannot show as a simple control, so type it as JSON.")
+			return toJSON(anyOfAsJSON)
 		}
 		fd.Kind = KindCheckbox
 	case "array":

@@ -33,9 +33,9 @@ const maxReason = 500
 // reason acts.
 func (h *Handler) adminRoundEnd(c echo.Context, status string) error {
 	ctx := c.Request().Context()
-	seq, err := strconv.Atoi(c.Param("seq"))
-	if err != nil || seq < 1 {
-		return store.ErrNotFound
+	seq, err := seqParam(c)
+	if err != nil {
+		return err
 	}
 	call, err := h.store.Call(ctx, c.Param("id"))
 	if err != nil {

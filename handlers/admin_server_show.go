@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -106,7 +105,7 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 	}
 	pin := c.FormValue("protocol")
 	if pin != "" {
-		if !slices.Contains([]string{"auto", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}, pin) && vm.Error == "" {
+		if pin != "auto" && !mcpclient.KnownRevision(pin) && vm.Error == "" {
 			vm.Error = "Choose Automatic or one of the listed protocol revisions."
 		}
 		vm.ProtocolPin = pin

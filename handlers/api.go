@@ -1,13 +1,13 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -59,7 +59,7 @@ type apiCall struct {
 	AskedAfresh int            `json:"askedAfresh,omitempty"`
 	Rounds      []apiRoundSeen `json:"rounds,omitempty"`
 	CreatedAt   time.Time      `json:"createdAt"`
-	UpdatedAt     time.Time         `json:"updatedAt"`
+	UpdatedAt   time.Time      `json:"updatedAt"`
 }
 
 type apiRetrying struct {
@@ -184,23 +184,15 @@ func newAPICall(call *store.Call, rounds []store.Round) apiCall {
 // CallJSON renders a call as GET /api/v1/calls/{id} does, for the body of
 // a webhook event.
 func CallJSON(call *store.Call, rounds []store.Round) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(newAPICall(call, rounds)); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(buf.Bytes()), nil
+	return mcpclient.MarshalRaw(newAPICall(call, rounds))
 }
 
 // writeJSON writes v without HTML-escaping, so server content comes back
 // as sent.
 func writeJSON(c echo.Context, status int, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := mcpclient.MarshalRaw(v)
+	if err != nil {
 		return err
 	}
-	return c.JSONBlob(status, buf.Bytes())
+	return c.JSONBlob(status, append(b, '\n'))
 }

@@ -64,7 +64,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"server" and "`+what+`" are required.`)
 	}
 	if !knownProtocol(req.Protocol) {
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"protocol" must be "auto" or a revision: "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05".`)
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"protocol" must be `+protocolChoices()+".")
 	}
 	if req.Assignee != "" {
 		if err := h.store.CheckAssignee(ctx, req.Assignee); err != nil {

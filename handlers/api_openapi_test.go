@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
 )
 
 // TestOpenAPIDocumentsEveryRoute checks the OpenAPI document against the
@@ -51,5 +53,47 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	slices.Sort(documented)
 	if !slices.Equal(served, documented) {
 		t.Fatalf("routes and document differ:\nserved     %q\ndocumented %q", served, documented)
+	}
+}
+
+// TestProtocolChoices: the API takes, documents and names in its error the
+// same protocols: "auto" and the revisions the client speaks.
+func TestProtocolChoices(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var create struct {
+		RequestBody struct {
+			Content map[string]struct {
+				Schema struct {
+					Properties map[string]struct {
+						Enum []string `json:"enum"`
+					} `json:"properties"`
+				} `json:"schema"`
+			} `json:"content"`
+		} `json:"requestBody"`
+	}
+	if err := json.Unmarshal(doc.Paths["/calls"]["post"], &create); err != nil {
+		t.Fatal(err)
+	}
+	documented := create.RequestBody.Content["application/json"].Schema.Properties["protocol"].Enum
+	want := append([]string{"auto"}, mcpclient.Revisions...)
+	if !slices.Equal(documented, want) {
+		t.Errorf("the document's protocols = %q, want %q", documented, want)
+	}
+	for _, p := range append(want, "") {
+		if !knownProtocol(p) {
+			t.Errorf("knownProtocol(%q) = false", p)
+		}
+	}
+	if knownProtocol("2024-10-07") {
+		t.Error("knownProtocol takes a revision nobody speaks")
+	}
+	const said = `"auto" or a revision: "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05"`
+	if got := protocolChoices(); got != said {
+		t.Errorf("protocolChoices() = %s, want %s", got, said)
 	}
 }

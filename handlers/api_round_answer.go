@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,9 +16,9 @@ import (
 // stored, and sent, exactly as given.
 func (h *Handler) apiRoundAnswer(c echo.Context) error {
 	ctx := c.Request().Context()
-	seq, err := strconv.Atoi(c.Param("seq"))
-	if err != nil || seq < 1 {
-		return store.ErrNotFound
+	seq, err := seqParam(c)
+	if err != nil {
+		return err
 	}
 	wait, err := waitParams(c)
 	if err != nil {

@@ -170,10 +170,10 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if req.Header.Get("HX-Request") == "true" {
 			c.Response().Header().Set("HX-Redirect", "/login")
-			return echo.NewHTTPError(http.StatusUnauthorized, "Your session has ended. Please sign in again.")
+			return echo.NewHTTPError(http.StatusUnauthorized, sessionEnded)
 		}
 		if req.Method != http.MethodGet {
-			return echo.NewHTTPError(http.StatusUnauthorized, "Your session has ended. Please sign in again.")
+			return echo.NewHTTPError(http.StatusUnauthorized, sessionEnded)
 		}
 		return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(req.URL.RequestURI()))
 	}
@@ -250,6 +250,9 @@ func (h *Handler) withCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		return next(c)
 	}
 }
+
+// sessionEnded tells someone whose sign-in is gone to sign in again.
+const sessionEnded = "Your session has ended. Please sign in again."
 
 func randomToken() string {
 	var b [32]byte

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,7 +16,7 @@ import (
 // person decides: the tool may have acted before it tried to ask.
 func (h *Handler) callAgain(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
+	call, err := h.ownedCall(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -33,11 +35,19 @@ func (h *Handler) callAgain(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/calls/"+again.ID)
 }
 
-// knownProtocol says whether a call may be started with protocol.
+// knownProtocol says whether a call may be started with protocol: a
+// revision the client speaks, or "" or "auto" for the server's setting.
 func knownProtocol(protocol string) bool {
-	switch protocol {
-	case "", "auto", mcpclient.ProtocolStateless, mcpclient.ProtocolHandshake, "2025-06-18", "2025-03-26", "2024-11-05":
-		return true
+	return protocol == "" || protocol == "auto" || mcpclient.KnownRevision(protocol)
+}
+
+// protocolChoices words the protocols a call may be started with, for an
+// error: "auto" or a revision: "2026-07-28", … or "2024-11-05".
+func protocolChoices() string {
+	quoted := make([]string, len(mcpclient.Revisions))
+	for i, r := range mcpclient.Revisions {
+		quoted[i] = strconv.Quote(r)
 	}
-	return false
+	last := len(quoted) - 1
+	return `"auto" or a revision: ` + strings.Join(quoted[:last], ", ") + " or " + quoted[last]
 }

@@ -20,7 +20,7 @@ import (
 // the server's bytes are not rendered by the browser, whatever they claim
 // to be.
 func (h *Handler) callContent(c echo.Context) error {
-	call, err := h.ownedCall(c.Request().Context(), c.Param("id"), h.person(c))
+	call, err := h.ownedCall(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}

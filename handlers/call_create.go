@@ -6,7 +6,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
@@ -48,7 +47,7 @@ func (h *Handler) callCreate(c echo.Context) error {
 		vm.Errors = []views.ErrorLink{{Href: "#call-assignee", Message: assigneeErr}}
 		return h.renderToolPage(c, http.StatusUnprocessableEntity, vm)
 	}
-	raw, err := forms.Marshal(args)
+	raw, err := mcpclient.MarshalRaw(args)
 	if err != nil {
 		return err
 	}

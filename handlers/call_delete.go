@@ -29,7 +29,7 @@ func (h *Handler) apiCallDelete(c echo.Context) error {
 
 func (h *Handler) deleteCall(c echo.Context, api bool) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
+	call, err := h.ownedCall(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}

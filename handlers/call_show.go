@@ -80,10 +80,10 @@ func liveMark(call *store.Call) string {
 	return mark
 }
 
-// ownedCall returns a call if person may see it: its owner, an admin, or
-// whom its rounds are assigned to (the person, or a member of the team).
-// Anyone else gets the same not-found as for a call that does not exist.
-func (h *Handler) ownedCall(ctx context.Context, id, person string) (*store.Call, error) {
+// ownedCall returns a call if the signed-in person may see it (see
+// mayOpen). Anyone else gets the same not-found as for a call that does
+// not exist.
+func (h *Handler) ownedCall(ctx context.Context, id string) (*store.Call, error) {
 	call, err := h.store.Call(ctx, id)
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (h *Handler) startedCall(ctx context.Context, id string) (*store.Call, erro
 	return call, nil
 }
 
-func (h *Handler) callVM(ctx context.Context, id, person string) (*views.CallVM, error) {
+func (h *Handler) callVM(ctx context.Context, id string) (*views.CallVM, error) {
 	vm, _, err := h.callView(ctx, id)
 	return vm, err
 }

@@ -19,7 +19,7 @@ import (
 // again.
 func (h *Handler) callWatch(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, err := h.ownedCall(ctx, c.Param("id"), h.person(c))
+	call, err := h.ownedCall(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func goneMessage(call *store.Call, rounds []store.Round) string {
 	case status == store.RoundAnswered:
 		return "This round was answered meanwhile, in another tab or window."
 	case status == store.RoundExpired:
-		return "This round expired: the server no longer waits for its answers."
+		return store.RoundExpiredMessage
 	case status == store.RoundCancelled:
 		return "This round was cancelled by an administrator."
 	case call.Status == store.CallCancelled:

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
+	"net/url"
+	"strconv"
 	"sync"
 
 	"github.com/a-h/templ"
@@ -79,6 +80,7 @@ func render(c echo.Context, status int, comp templ.Component) error {
 }
 
 // statusOf maps an error to an HTTP status and a message a person may read.
+// What a server did wrong is said in mcpclient.Describe's words.
 func statusOf(err error) (int, string) {
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
@@ -87,47 +89,58 @@ func statusOf(err error) (int, string) {
 		}
 		return he.Code, http.StatusText(he.Code)
 	}
-	var redirect *mcpclient.RedirectError
-	if errors.As(err, &redirect) {
-		return http.StatusBadGateway, "The server could not be used: " + redirect.Error() + "."
+	if errors.As(err, new(*mcpclient.AuthRequiredError)) {
+		p, _ := mcpclient.Describe(err)
+		return http.StatusForbidden, p.Sentence() + " Use Connect on the server's page."
+	}
+	if p, ok := mcpclient.Describe(err); ok {
+		msg := p.Sentence()
+		if p.Passing {
+			msg += " " + tryAgain
+		}
+		return http.StatusBadGateway, msg
 	}
 	var se *store.Error
 	msg := ""
 	if errors.As(err, &se) {
 		msg = se.Message
 	}
-	var unreachable *mcpclient.UnreachableError
-	var refused *mcpclient.ServerError
-	var answered *mcpclient.HTTPError
 	switch {
-	case errors.As(err, &answered):
-		// It answered: say what it said, never that it could not be reached.
-		return http.StatusBadGateway, "The MCP server " + strings.TrimSuffix(strings.TrimPrefix(answered.Error(), "the server "), ".") + "."
-	case errors.As(err, &unreachable):
-		return http.StatusBadGateway, "The MCP server could not be reached (" + mcpclient.Reason(err) + "). Please try again in a moment."
-	case errors.As(err, &refused):
-		return http.StatusBadGateway, "The MCP server refused the request: " + refused.Message
-	case errors.As(err, &answered):
-		return http.StatusBadGateway, "The MCP server refused the request: " + answered.Error() + "."
-	case errors.Is(err, mcpclient.ErrResponseTooLarge):
-		return http.StatusBadGateway, "The MCP server's answer was larger than this app accepts."
 	case store.Unavailable(err):
-		return http.StatusServiceUnavailable, "The database is not answering just now. Please try again in a moment."
-	}
-	switch {
+		return http.StatusServiceUnavailable, "The database is not answering just now. " + tryAgain
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound, "We couldn't find that."
 	case errors.Is(err, store.ErrConflict):
 		return http.StatusConflict, msg
 	case errors.Is(err, store.ErrInvalid):
 		return http.StatusUnprocessableEntity, msg
-	case errors.As(err, new(*mcpclient.AuthRequiredError)):
-		return http.StatusForbidden, "This server needs you to connect to it first: use Connect on the server's page."
 	case errors.Is(err, context.Canceled):
 		return 499, "The request was cancelled."
 	}
 	return http.StatusInternalServerError, "Something went wrong on our side. Please try again."
 }
+
+// formParams reads a posted form, or says it could not be read.
+func formParams(c echo.Context) (url.Values, error) {
+	values, err := c.FormParams()
+	if err != nil {
+		return nil, echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+	}
+	return values, nil
+}
+
+// seqParam reads the round number in the path; one that is not a round's
+// is not found.
+func seqParam(c echo.Context) (int, error) {
+	seq, err := strconv.Atoi(c.Param("seq"))
+	if err != nil || seq < 1 {
+		return 0, store.ErrNotFound
+	}
+	return seq, nil
+}
+
+// tryAgain ends a message about a trouble that is likely to pass.
+const tryAgain = "Please try again in a moment."
 
 // retryAfterSeconds is what a 503 tells clients to wait: about as long as
 // a Postgres restart takes.

@@ -41,7 +41,7 @@ func (h *Handler) homeShow(c echo.Context) error {
 			defer cancel()
 			tools, err := h.engine.Tools(tctx, srv)
 			if err != nil {
-				s.Error = mcpclient.WithDetail("The tools of this server could not be listed.", err)
+				s.Error = mcpclient.WithDetail(toolsUnlisted, err)
 			}
 			for _, t := range tools {
 				if len(s.Tools) == listServerTools || len(t.Name) > listToolName {

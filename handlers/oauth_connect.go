@@ -38,7 +38,7 @@ func (h *Handler) oauthConnect(c echo.Context) error {
 	}
 	var callID *string
 	if id := c.QueryParam("call"); id != "" {
-		call, err := h.ownedCall(ctx, id, u.Name)
+		call, err := h.ownedCall(ctx, id)
 		if err != nil {
 			return err
 		}

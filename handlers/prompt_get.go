@@ -7,7 +7,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
@@ -49,7 +48,7 @@ func (h *Handler) promptGet(c echo.Context) error {
 			args = content
 		}
 	}
-	raw, err := forms.Marshal(args)
+	raw, err := mcpclient.MarshalRaw(args)
 	if err != nil {
 		return err
 	}

@@ -101,7 +101,7 @@ func answeredBy(r *store.Round) string {
 // it: with a team, the others learn who was first.
 func notPendingMessage(r *store.Round) string {
 	if r.Status == store.RoundAnswered && r.AnsweredBy != nil {
-		return "This round was already answered by " + *r.AnsweredBy + "."
+		return store.AlreadyAnsweredMessage(*r.AnsweredBy)
 	}
 	return "This round was already answered, or is no longer current."
 }

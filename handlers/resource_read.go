@@ -28,9 +28,9 @@ func (h *Handler) resourceRead(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	values, err := c.FormParams()
+	values, err := formParams(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return err
 	}
 	uri := values.Get("uri")
 	if tplText := values.Get("template"); tplText != "" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,13 +18,13 @@ import (
 // already answered (another tab, a double click) says so.
 func (h *Handler) roundAnswer(c echo.Context) error {
 	ctx := c.Request().Context()
-	seq, err := strconv.Atoi(c.Param("seq"))
-	if err != nil || seq < 1 {
-		return store.ErrNotFound
-	}
-	values, err := c.FormParams()
+	seq, err := seqParam(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return err
+	}
+	values, err := formParams(c)
+	if err != nil {
+		return err
 	}
 	// Listening starts before the answer is stored, so the server's reply
 	// is heard however soon it comes (see settle).
@@ -119,11 +118,11 @@ func (h *Handler) renderInvalid(c echo.Context, callID string, r *store.Round, q
 }
 
 // ownedRound loads the call and round named in the path, in one read.
-func (h *Handler) ownedRound(c echo.Context, person string) (*store.Call, *store.Round, error) {
+func (h *Handler) ownedRound(c echo.Context) (*store.Call, *store.Round, error) {
 	ctx := c.Request().Context()
-	seq, err := strconv.Atoi(c.Param("seq"))
-	if err != nil || seq < 1 {
-		return nil, nil, store.ErrNotFound
+	seq, err := seqParam(c)
+	if err != nil {
+		return nil, nil, err
 	}
 	call, rounds, err := h.store.CallAndRounds(ctx, c.Param("id"), seq)
 	if err != nil {
@@ -156,7 +155,7 @@ func (h *Handler) notWaiting(ctx context.Context, call *store.Call, round *store
 
 // renderNotice shows the call page with a message at the top.
 func (h *Handler) renderNotice(c echo.Context, status int, callID, notice string) error {
-	vm, err := h.callVM(c.Request().Context(), callID, h.person(c))
+	vm, err := h.callVM(c.Request().Context(), callID)
 	if err != nil {
 		return err
 	}
@@ -169,7 +168,7 @@ func (h *Handler) renderNotice(c echo.Context, status int, callID, notice string
 // (the round was answered elsewhere, or expired), and what the person
 // typed, so that nothing they wrote is lost.
 func (h *Handler) renderUnsent(c echo.Context, callID, notice string, qs []round.Question, values url.Values) error {
-	vm, err := h.callVM(c.Request().Context(), callID, h.person(c))
+	vm, err := h.callVM(c.Request().Context(), callID)
 	if err != nil {
 		return err
 	}

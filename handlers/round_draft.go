@@ -22,7 +22,7 @@ const maxDraftBytes = 256 << 10
 // every change and gets 204.
 func (h *Handler) roundDraft(c echo.Context) error {
 	ctx := c.Request().Context()
-	call, r, err := h.ownedRound(c, h.person(c))
+	call, r, err := h.ownedRound(c)
 	if err != nil {
 		return err
 	}
@@ -36,9 +36,9 @@ func (h *Handler) roundDraft(c echo.Context) error {
 	if r.Status != store.RoundPending || r.Seq != call.CurrentSeq {
 		return gone()
 	}
-	values, err := c.FormParams()
+	values, err := formParams(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return err
 	}
 	qs, err := round.Parse(r)
 	if err != nil {

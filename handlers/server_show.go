@@ -24,6 +24,9 @@ import (
 // listTimeout bounds the listings of a server's page.
 const listTimeout = 5 * time.Second
 
+// toolsUnlisted leads what a page says when a server's tools did not list.
+const toolsUnlisted = "The tools of this server could not be listed."
+
 // serverShow renders a server's page: its tools, prompts, resources and
 // resource templates, each ready to use.
 func (h *Handler) serverShow(c echo.Context) error {
@@ -63,7 +66,7 @@ func (h *Handler) serverPageVM(ctx context.Context, srv *store.Server) views.Ser
 	})
 	wg.Wait()
 	if toolsErr != nil {
-		vm.ToolsError = mcpclient.WithDetail("The tools of this server could not be listed.", toolsErr)
+		vm.ToolsError = mcpclient.WithDetail(toolsUnlisted, toolsErr)
 	}
 	for _, t := range tools {
 		vm.Tools = append(vm.Tools, toolVM(srv.Name, t))

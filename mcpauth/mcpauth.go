@@ -71,6 +71,11 @@ func (e *Error) Error() string { return e.Message }
 
 func fail(format string, args ...any) error { return &Error{Message: fmt.Sprintf(format, args...)} }
 
+// noPKCE refuses an authorization server without PKCE S256.
+func noPKCE(issuer string) error {
+	return fail("The authorization server %s does not offer PKCE with S256, which MCP requires.", issuer)
+}
+
 // Canonical returns a server URL as the resource parameter names it: no
 // fragment, lower-case scheme and host.
 func Canonical(serverURL string) string {
@@ -149,7 +154,7 @@ func (c *Client) legacy(ctx context.Context, server *url.URL, resource string) (
 			TokenEndpoint: origin + "/token", RegistrationEndpoint: origin + "/register",
 			CodeChallengeMethodsSupported: []string{"S256"}}
 	} else if !slices.Contains(asm.CodeChallengeMethodsSupported, "S256") {
-		return nil, fail("The authorization server %s does not offer PKCE with S256, which MCP requires.", origin)
+		return nil, noPKCE(origin)
 	}
 	return &Target{Resource: resource, AS: asm}, nil
 }
@@ -181,7 +186,7 @@ func (c *Client) authServer(ctx context.Context, issuer string) (*oauthex.AuthSe
 		}
 		if asm != nil {
 			if !slices.Contains(asm.CodeChallengeMethodsSupported, "S256") {
-				return nil, fail("The authorization server %s does not offer PKCE with S256, which MCP requires.", issuer)
+				return nil, noPKCE(issuer)
 			}
 			return asm, nil
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,14 @@ import (
 // would, and returns the code the authorization server sends back.
 func authorizeCode(t *testing.T, c *mcpauth.Client, target *mcpauth.Target, reg mcpauth.Registration, verifier string) string {
 	t.Helper()
+	return authorize(t, c, target, reg, verifier).Get("code")
+}
+
+// authorize runs the authorization request as a person's browser would,
+// and returns the query the authorization server sends the browser back
+// to Rounds with.
+func authorize(t *testing.T, c *mcpauth.Client, target *mcpauth.Target, reg mcpauth.Registration, verifier string) url.Values {
+	t.Helper()
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := hc.Get(c.AuthCodeURL(target, reg, mcpauth.Scope(target, ""), "state-1", verifier))
 	if err != nil {
@@ -33,7 +42,7 @@ func authorizeCode(t *testing.T, c *mcpauth.Client, target *mcpauth.Target, reg 
 	if !strings.HasPrefix(loc.String(), c.RedirectURI()+"?") || loc.Query().Get("code") == "" {
 		t.Fatalf("sent back to %s", loc)
 	}
-	return loc.Query().Get("code")
+	return loc.Query()
 }
 
 // TestRootMetadataAndStrictRegistration: a server whose Protected Resource

@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +26,17 @@ const (
 	ProtocolStateless = "2026-07-28"
 	ProtocolHandshake = "2025-11-25"
 )
+
+// Revisions are the protocol revisions this client speaks, newest first:
+// 2026-07-28 request by request, the others over the go-sdk's initialize
+// handshake (the revisions it supports).
+var Revisions = []string{ProtocolStateless, ProtocolHandshake, "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// KnownRevision reports whether s is one of Revisions: a revision a server
+// may be pinned to or a call started with. It does not accept "" or
+// "auto", which leave the choice to negotiation; callers that take those
+// say so themselves.
+func KnownRevision(s string) bool { return slices.Contains(Revisions, s) }
 
 // Methods that may answer input_required.
 const (

@@ -158,20 +158,21 @@ func (c *Client) ListTools(ctx context.Context, srv Server) (*Tools, error) {
 	out := &Tools{Protocol: cs.InitializeResult().ProtocolVersion}
 	defer func() { out.Raw = srv.tap.tools() }()
 	c.remember(srv, out.Protocol)
-	params := &mcp.ListToolsParams{}
-	for page := 0; page < 100; page++ {
-		res, err := cs.ListTools(ctx, params)
+	first := true
+	out.Tools, err = pages(func(cursor string) ([]*mcp.Tool, string, error) {
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, w.wrap(ctx, err)
+			return nil, "", err
 		}
-		out.Tools = append(out.Tools, res.Tools...)
-		if ttl := time.Duration(res.TTLMs) * time.Millisecond; page == 0 || ttl < out.TTL {
+		// The catalog is cached as long as its shortest-lived page allows.
+		if ttl := time.Duration(res.TTLMs) * time.Millisecond; first || ttl < out.TTL {
 			out.TTL = ttl
 		}
-		if res.NextCursor == "" {
-			break
-		}
-		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+		first = false
+		return res.Tools, res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, w.wrap(ctx, err)
 	}
 	return out, nil
 }
@@ -261,73 +262,71 @@ func serverCaps(cs *mcp.ClientSession) *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{}
 }
 
+// pages follows a listing's cursors, at most maxPages pages, and gathers
+// what each page lists.
+func pages[T any](page func(cursor string) (items []T, next string, err error)) ([]T, error) {
+	var out []T
+	cursor := ""
+	for range maxPages {
+		items, next, err := page(cursor)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	return out, nil
+}
+
+// offered is a listing's result, with a list the server says it does not
+// offer read as empty.
+func offered[T any](items []T, err error) ([]T, error) {
+	if notOffered(err) {
+		return nil, nil
+	}
+	return items, err
+}
+
 func listPrompts(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Prompt, error) {
 	if serverCaps(cs).Prompts == nil {
 		return nil, nil
 	}
-	var out []*mcp.Prompt
-	params := &mcp.ListPromptsParams{}
-	for range maxPages {
-		res, err := cs.ListPrompts(ctx, params)
-		if notOffered(err) {
-			return nil, nil
-		}
+	return offered(pages(func(cursor string) ([]*mcp.Prompt, string, error) {
+		res, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		out = append(out, res.Prompts...)
-		if res.NextCursor == "" {
-			break
-		}
-		params = &mcp.ListPromptsParams{Cursor: res.NextCursor}
-	}
-	return out, nil
+		return res.Prompts, res.NextCursor, nil
+	}))
 }
 
 func listResources(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Resource, error) {
 	if serverCaps(cs).Resources == nil {
 		return nil, nil
 	}
-	var out []*mcp.Resource
-	params := &mcp.ListResourcesParams{}
-	for range maxPages {
-		res, err := cs.ListResources(ctx, params)
-		if notOffered(err) {
-			return nil, nil
-		}
+	return offered(pages(func(cursor string) ([]*mcp.Resource, string, error) {
+		res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		out = append(out, res.Resources...)
-		if res.NextCursor == "" {
-			break
-		}
-		params = &mcp.ListResourcesParams{Cursor: res.NextCursor}
-	}
-	return out, nil
+		return res.Resources, res.NextCursor, nil
+	}))
 }
 
 func listResourceTemplates(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.ResourceTemplate, error) {
 	if serverCaps(cs).Resources == nil {
 		return nil, nil
 	}
-	var out []*mcp.ResourceTemplate
-	params := &mcp.ListResourceTemplatesParams{}
-	for range maxPages {
-		res, err := cs.ListResourceTemplates(ctx, params)
-		if notOffered(err) {
-			return nil, nil
-		}
+	return offered(pages(func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		res, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		out = append(out, res.ResourceTemplates...)
-		if res.NextCursor == "" {
-			break
-		}
-		params = &mcp.ListResourceTemplatesParams{Cursor: res.NextCursor}
-	}
-	return out, nil
+		return res.ResourceTemplates, res.NextCursor, nil
+	}))
 }
 
 // protocol returns the revision to speak with srv, discovering it if needed.
@@ -405,7 +404,7 @@ func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, 
 	if err != nil {
 		return nil, w.wrap(ctx, err)
 	}
-	raw, err := marshalRaw(res)
+	raw, err := MarshalRaw(res)
 	if err != nil {
 		return nil, err
 	}

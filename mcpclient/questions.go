@@ -36,7 +36,7 @@ func ParseQuestions(raw json.RawMessage) ([]Question, error) {
 		return nil, fmt.Errorf("the server sent inputRequests that are not an object of requests: %w", err)
 	}
 	qs := make([]Question, 0, len(m))
-	for _, key := range objectKeys(raw) {
+	for _, key := range ObjectKeys(raw) {
 		r := m[key]
 		q := Question{Key: key, Method: r.Method}
 		if len(r.Params) > 0 && string(r.Params) != "null" {
@@ -72,9 +72,10 @@ func ParseQuestions(raw json.RawMessage) ([]Question, error) {
 	return qs, nil
 }
 
-// objectKeys lists the keys of a JSON object in the order they are written,
-// each once. raw must be a valid JSON object.
-func objectKeys(raw json.RawMessage) []string {
+// ObjectKeys lists the keys of a JSON object in the order they are written
+// (a Go map would lose it), each once: nil for anything but an object, and
+// the keys read so far of one that breaks off.
+func ObjectKeys(raw json.RawMessage) []string {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil

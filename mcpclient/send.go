@@ -206,7 +206,7 @@ func (c *Client) params(version string, caps Capabilities, req Request, ans *Ans
 			w.RequestState = ans.RequestState
 		}
 	}
-	return marshalRaw(w)
+	return MarshalRaw(w)
 }
 
 // outcome reads a result. A result without resultType is complete.
@@ -273,9 +273,10 @@ func isJSONString(b []byte) bool {
 	return json.Unmarshal(b, &s) == nil
 }
 
-// marshalRaw is json.Marshal without HTML escaping, which would otherwise
-// rewrite '<', '>' and '&' inside spliced raw values.
-func marshalRaw(v any) (json.RawMessage, error) {
+// MarshalRaw is json.Marshal without HTML escaping, which would otherwise
+// rewrite '<', '>' and '&' in what a server sent, or inside spliced raw
+// values.
+func MarshalRaw(v any) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

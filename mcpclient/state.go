@@ -50,7 +50,7 @@ func dataReason(data json.RawMessage) string {
 // URL or messages), whatever a request's _meta says. Rounds gives a
 // person's earlier answers again only to questions that are the same.
 func SameQuestions(a, b json.RawMessage) bool {
-	ka, kb := objectKeys(a), objectKeys(b)
+	ka, kb := ObjectKeys(a), ObjectKeys(b)
 	if len(ka) == 0 || len(ka) != len(kb) {
 		return false
 	}
@@ -76,7 +76,7 @@ func sameRequest(a, b map[string]json.RawMessage) bool {
 	if pa == nil || pb == nil {
 		return pa == nil && pb == nil
 	}
-	keysA, keysB := withoutMeta(objectKeys(pa)), withoutMeta(objectKeys(pb))
+	keysA, keysB := withoutMeta(ObjectKeys(pa)), withoutMeta(ObjectKeys(pb))
 	if len(keysA) != len(keysB) {
 		return false
 	}

@@ -1,5 +1,8 @@
-// Package mcptest starts real MCP servers for tests: the go-sdk's
-// conformance everything-server, built from the module cache.
+// Package mcptest starts the servers tests talk to, on loopback: the go-sdk's
+// conformance everything-server (built from the module cache), fakes that
+// replay recorded Python servers byte for byte (FastMCP, the MCP Python
+// SDK), and a strict OAuth 2.1 authorization server with Protect to put an
+// MCP server behind it.
 package mcptest
 
 import (

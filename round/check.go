@@ -202,5 +202,5 @@ func addRootsAnswers(qs []Question, raw json.RawMessage) (json.RawMessage, error
 	if !added {
 		return raw, nil
 	}
-	return forms.Marshal(given)
+	return mcpclient.MarshalRaw(given)
 }

@@ -97,11 +97,11 @@ func inOrder(qs []Question, responses map[string]any) (json.RawMessage, error) {
 		if !ok {
 			continue
 		}
-		key, err := forms.Marshal(q.Key)
+		key, err := mcpclient.MarshalRaw(q.Key)
 		if err != nil {
 			return nil, err
 		}
-		val, err := forms.Marshal(v)
+		val, err := mcpclient.MarshalRaw(v)
 		if err != nil {
 			return nil, err
 		}

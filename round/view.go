@@ -139,7 +139,7 @@ func Unsent(qs []Question, values url.Values) []views.UnsentVM {
 			}
 		case q.Form != nil && values.Get(actionName(i)) != actionDecline && values.Get(actionName(i)) != actionCancel:
 			if content, _ := q.Form.Decode(values); len(content) > 0 {
-				if raw, err := forms.Marshal(content); err == nil {
+				if raw, err := mcpclient.MarshalRaw(content); err == nil {
 					u.Lines = answerLines(q.Form, raw)
 				}
 			}

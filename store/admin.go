@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // AdminServer is a server as operators see it, enabled or not.
@@ -128,16 +127,13 @@ func (s *Store) SetUserAdmin(ctx context.Context, name string, admin bool) error
 
 // SetUserPassword sets a user's password and ends all their sessions.
 func (s *Store) SetUserPassword(ctx context.Context, name, password string) error {
-	if len(password) < MinPasswordLength {
-		return &Error{Kind: ErrInvalid, Message: "The password must be at least 8 characters."}
-	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	h, err := hashPassword(password)
 	if err != nil {
-		return &Error{Kind: ErrInvalid, Message: "The password cannot be used: " + err.Error()}
+		return err
 	}
 	defer s.authChanged(ctx)
 	return s.updateUserEndingSessions(ctx, name, `update users set password_hash = $2, updated_at = now()
-		where name = $1 returning id`, name, string(h))
+		where name = $1 returning id`, name, h)
 }
 
 // updateUserEndingSessions runs update, which returns the id of the one
@@ -204,6 +200,14 @@ type AdminCall struct {
 	ExpiresAt   *time.Time `db:"expires_at"`
 }
 
+// adminCallsFrom reads AdminCall rows, for a where clause to follow.
+const adminCallsFrom = `
+		select c.id::text as id, s.name as server_name, c.owner, c.method, c.target, c.status, c.current_seq,
+		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at
+		from calls c
+		join servers s on s.id = c.server_id
+		left join rounds r on r.call_id = c.id and r.seq = c.current_seq`
+
 // AdminCalls lists a page of the calls of everyone, in f.Sort's order.
 func (s *Store) AdminCalls(ctx context.Context, f CallFilter) ([]AdminCall, error) {
 	if f.Page.Limit <= 0 {
@@ -211,12 +215,7 @@ func (s *Store) AdminCalls(ctx context.Context, f CallFilter) ([]AdminCall, erro
 	}
 	args := []any{f.Status, f.Server, f.Owner, nullTime(f.StartedAfter), nullTime(f.StartedBefore)}
 	where, order, reversed := keysetSQL("created_at", f.Sort == CallsOldest, f.Page, &args)
-	rows, _ := s.pool.Query(ctx, `
-		select c.id::text as id, s.name as server_name, c.owner, c.method, c.target, c.status, c.current_seq,
-		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at
-		from calls c
-		join servers s on s.id = c.server_id
-		left join rounds r on r.call_id = c.id and r.seq = c.current_seq
+	rows, _ := s.pool.Query(ctx, adminCallsFrom+`
 		where ($1 = '' or c.status = $1)
 		  and ($2 = '' or s.name = $2)
 		  and ($3 = '' or c.owner = $3)
@@ -239,12 +238,7 @@ func (s *Store) AdminCallsByID(ctx context.Context, ids []string) ([]AdminCall, 
 			valid = append(valid, id)
 		}
 	}
-	rows, _ := s.pool.Query(ctx, `
-		select c.id::text as id, s.name as server_name, c.owner, c.method, c.target, c.status, c.current_seq,
-		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at
-		from calls c
-		join servers s on s.id = c.server_id
-		left join rounds r on r.call_id = c.id and r.seq = c.current_seq
+	rows, _ := s.pool.Query(ctx, adminCallsFrom+`
 		where c.id = any($1::uuid[])
 		order by c.created_at desc, c.id`, valid)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[AdminCall])
@@ -326,7 +320,7 @@ func (s *Store) EndRound(ctx context.Context, callID string, seq int, status, re
 			return translate(err, "round")
 		}
 		if tag.RowsAffected() == 0 {
-			return conflict("This round is no longer waiting for answers.")
+			return conflict("%s", NotWaitingMessage)
 		}
 		if _, err := tx.Exec(ctx, `update calls set status = $3, error = $4, retryable = false,
 			updated_at = now(), finished_at = now()
@@ -375,7 +369,7 @@ func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]Expired
 					for update skip locked)
 				returning r.call_id, r.seq
 			), ended as (
-				update calls c set status = 'expired', error = 'The round expired before it was answered.',
+				update calls c set status = 'expired', error = $3,
 				       retryable = false, updated_at = now(), finished_at = now()
 				from due
 				where c.id = due.call_id and c.current_seq = due.seq and c.status = 'input_required'
@@ -389,7 +383,7 @@ func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]Expired
 				select $1, 'system', 'round.expired', call_id::text, jsonb_build_object('seq', seq, 'server', server)
 				from named
 			)
-			select call_id::text as call_id, seq, server, webhook from named`, instance, expireBatch)
+			select call_id::text as call_id, seq, server, webhook from named`, instance, expireBatch, RoundExpiredMessage)
 			var err error
 			if batch, err = pgx.CollectRows(rows, pgx.RowToStructByName[ExpiredRound]); err != nil {
 				return err

@@ -137,7 +137,7 @@ func TestRoundOutcome(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			id := adminPendingRound(t, st, srv, time.Now().Add(time.Hour))
-			if err := st.AnswerRound(ctx, id, 1, json.RawMessage(tt.responses), "ada"); err != nil {
+			if err := answerRound(ctx, st, id, 1, tt.responses, "ada"); err != nil {
 				t.Fatal(err)
 			}
 			var outcome string
@@ -202,7 +202,7 @@ func TestEndRoundOnce(t *testing.T) {
 	if call.Status != store.CallCancelled || call.Error == nil {
 		t.Errorf("call = %s %v, want cancelled with a message", call.Status, call.Error)
 	}
-	if err := st.AnswerRound(ctx, id, 1, json.RawMessage(`{}`), "ada"); err == nil {
+	if err := answerRound(ctx, st, id, 1, `{}`, "ada"); err == nil {
 		t.Error("a cancelled round took answers")
 	}
 }

@@ -46,33 +46,38 @@ type querier interface {
 // auditTx appends an entry on db, so an action and its record can share a
 // transaction.
 func auditTx(ctx context.Context, db querier, e AuditEntry) error {
-	detail := e.Detail
-	if detail == nil {
-		detail = map[string]any{}
-	}
-	raw, err := json.Marshal(detail)
+	args, err := auditArgs(e)
 	if err != nil {
 		return err
 	}
 	var id int64
-	return db.QueryRow(ctx, `insert into audit_log (instance, actor, action, target, addr, detail)
-		values ($1, $2, $3, $4, $5, $6) returning id`,
-		e.Instance, e.Actor, e.Action, e.Target, e.Addr, raw).Scan(&id)
+	return db.QueryRow(ctx, insertAudit+` returning id`, args...).Scan(&id)
 }
 
 // queueAudit is auditTx in a batch of the transaction's statements.
 func queueAudit(b *pgx.Batch, e AuditEntry) error {
+	args, err := auditArgs(e)
+	if err != nil {
+		return err
+	}
+	b.Queue(insertAudit, args...)
+	return nil
+}
+
+const insertAudit = `insert into audit_log (instance, actor, action, target, addr, detail)
+		values ($1, $2, $3, $4, $5, $6)`
+
+// auditArgs are insertAudit's arguments for e; no detail is an empty one.
+func auditArgs(e AuditEntry) ([]any, error) {
 	detail := e.Detail
 	if detail == nil {
 		detail = map[string]any{}
 	}
 	raw, err := json.Marshal(detail)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b.Queue(`insert into audit_log (instance, actor, action, target, addr, detail)
-		values ($1, $2, $3, $4, $5, $6)`, e.Instance, e.Actor, e.Action, e.Target, e.Addr, raw)
-	return nil
+	return []any{e.Instance, e.Actor, e.Action, e.Target, e.Addr, raw}, nil
 }
 
 // AuditFilter narrows the audit log. Action matches as a prefix, so

@@ -108,7 +108,7 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.method, c.target, c.title, c.arguments,
 	case when ` + callPastDeadline + ` then 'expired' else c.status end as status,
 	c.current_seq, c.result,
-	case when ` + callPastDeadline + ` then '` + expiredMessage + `' else c.error end as error,
+	case when ` + callPastDeadline + ` then '` + RoundExpiredMessage + `' else c.error end as error,
 	c.retryable, c.handshake,
 	c.protocol, c.asks_over_session, s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
@@ -122,7 +122,23 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 const callPastDeadline = `(c.status = 'input_required' and exists (select 1 from rounds pr
 	where pr.call_id = c.id and pr.seq = c.current_seq and pr.status = 'pending' and pr.expires_at <= now() and pr.held_by is null))`
 
-const expiredMessage = "The round expired before it was answered."
+// What people are told of a round that takes no answers.
+const (
+	// RoundExpiredMessage is said of a round past its deadline, by its
+	// call and to an answer that comes too late.
+	RoundExpiredMessage = "The round expired before it was answered."
+	// NotWaitingMessage is said to an answer for a round that has ended.
+	NotWaitingMessage = "This round is no longer waiting for answers."
+)
+
+// AlreadyAnsweredMessage is said to an answer for a round someone else
+// answered first; by is who, or "" when nobody is named.
+func AlreadyAnsweredMessage(by string) string {
+	if by == "" {
+		return "This round was already answered."
+	}
+	return "This round was already answered by " + by + "."
+}
 
 // Round is one input_required answer from the server: its questions, and
 // the person's answers once given. RequestState never leaves the server.
@@ -429,14 +445,9 @@ type InboxItem struct {
 	ExpiresAt     time.Time       `db:"expires_at"`
 }
 
-// Inbox lists the pending, unexpired rounds waiting on person, oldest
-// deadline first: those assigned to them or to a team of theirs (a call
-// with no assignee waits on its owner).
-func (s *Store) Inbox(ctx context.Context, person string, limit int) ([]InboxItem, error) {
-	rows, _ := s.pool.Query(ctx, inboxSQL, person, limit)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
-}
-
+// inboxSQL lists the pending, unexpired rounds waiting on person $1,
+// oldest deadline first, up to $2: those assigned to them or to a team of
+// theirs (a call with no assignee waits on its owner).
 const inboxSQL = `
 		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.title, c.owner, c.assignee,
 		       r.input_requests, r.created_at, r.expires_at
@@ -465,21 +476,14 @@ type SettledItem struct {
 }
 
 // settledCalls is how many of a person's most recently changed calls
-// Settled looks through.
+// settledSQL looks through.
 const settledCalls = 30
 
-// Settled lists the rounds that would have been in a person's inbox and
-// ended since, latest first, from the person's settledCalls most recently
-// changed calls.
-func (s *Store) Settled(ctx context.Context, person string, since time.Time, limit int) ([]SettledItem, error) {
-	rows, _ := s.pool.Query(ctx, settledSQL, person, since, limit, settledCalls)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[SettledItem])
-}
-
-// A round's end changes its call, so its call is among the person's
-// calls changed since: read from the settledCalls most recently changed
-// (each name the person answers for, by index), not from every round
-// that ended lately.
+// settledSQL lists the rounds that would have been in person $1's inbox
+// and ended since $2, latest first, up to $3. A round's end changes its
+// call, so its call is among the person's calls changed since: read from
+// the $4 (settledCalls) most recently changed (each name the person
+// answers for, by index), not from every round that ended lately.
 const settledSQL = `
 		with names as (
 			select $1::text as name
@@ -504,8 +508,9 @@ const settledSQL = `
 		order by r.ended_at desc, r.call_id, r.seq desc limit $3`
 
 // InboxPage reads what the inbox page shows, in one round trip: the
-// person's waiting rounds (Inbox, up to limit), the rounds settled since
-// (Settled, up to settledLimit), and the navigation's count (WaitingCount).
+// rounds waiting on the person (up to limit), the rounds that left their
+// inbox since (up to settledLimit), and the navigation's count
+// (WaitingCount).
 func (s *Store) InboxPage(ctx context.Context, person string, limit int, since time.Time, settledLimit int) (
 	items []InboxItem, settled []SettledItem, waiting int, err error) {
 	b := &pgx.Batch{}
@@ -536,24 +541,6 @@ const waitingCount = `
 	select count(*) from calls c
 	join rounds r on r.call_id = c.id and r.seq = c.current_seq
 	where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()`
-
-// AnswerRound stores a round's answers and enqueues the retry that carries
-// them, once: the guarded update lets exactly one of any number of
-// concurrent submits through, on any instance. The others get ErrConflict.
-// An audit entry given is written in the same transaction.
-func (s *Store) AnswerRound(ctx context.Context, callID string, seq int, responses json.RawMessage, by string, audit ...AuditEntry) error {
-	var expired bool
-	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := s.answerTx(ctx, tx, callID, seq, responses, by, audit, &expired)
-		return err
-	})
-	if expired {
-		if err := s.ExpireRound(ctx, auditInstance(audit), callID, seq); err != nil {
-			return err
-		}
-	}
-	return err
-}
 
 // CallChange is what a write did to a call: its status and time of change.
 type CallChange struct {
@@ -716,13 +703,13 @@ func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, s
 	switch {
 	case status == RoundPending && past:
 		*expired = true
-		return conflict("This round expired before it was answered.")
+		return conflict("%s", RoundExpiredMessage)
 	case status == RoundAnswered && by != nil:
-		return conflict("This round was already answered by %s.", *by)
+		return conflict("%s", AlreadyAnsweredMessage(*by))
 	case status == RoundAnswered:
-		return conflict("This round was already answered.")
+		return conflict("%s", AlreadyAnsweredMessage(""))
 	case status == RoundExpired:
-		return conflict("This round expired before it was answered.")
+		return conflict("%s", RoundExpiredMessage)
 	default:
 		return conflict("This round was %s.", status)
 	}
@@ -745,9 +732,9 @@ func (s *Store) ExpireRound(ctx context.Context, instance, callID string, seq in
 			from calls c join servers s on s.id = c.server_id where c.id = $2`, instance, callID, seq); err != nil {
 			return err
 		}
-		tag, err = tx.Exec(ctx, `update calls set status = 'expired', error = 'The round expired before it was answered.',
+		tag, err = tx.Exec(ctx, `update calls set status = 'expired', error = $3,
 			updated_at = now(), finished_at = now()
-			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq)
+			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, RoundExpiredMessage)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
@@ -764,7 +751,7 @@ type Attempt struct {
 	// the default.
 	RoundTTL time.Duration
 	// HeaderSchema is the tool's cached inputSchema when it marks
-	// arguments x-mcp-header (as ToolHeaderSchema), else nil.
+	// arguments x-mcp-header, else nil: most calls decode no schema.
 	HeaderSchema json.RawMessage
 	// Token is the connection the call's owner uses at the server (as
 	// OAuthTokenFor), nil when there is none.
@@ -1082,7 +1069,7 @@ func (s *Store) refuseTx(ctx context.Context, tx pgx.Tx, callID string, seq int,
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return conflict("This round is no longer waiting for answers.")
+		return conflict("%s", NotWaitingMessage)
 	}
 	for _, e := range audit {
 		if err := auditTx(ctx, tx, e); err != nil {

@@ -74,7 +74,7 @@ func TestDrafts(t *testing.T) {
 		t.Errorf("draft of a round that does not exist: err = %v", err)
 	}
 
-	if err := st.AnswerRound(ctx, id, 1, json.RawMessage(`{"task":{"action":"accept","content":{}}}`), "ada"); err != nil {
+	if err := answerRound(ctx, st, id, 1, `{"task":{"action":"accept","content":{}}}`, "ada"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Draft(ctx, id, 1); !errors.Is(err, store.ErrNotFound) {

@@ -41,10 +41,10 @@ func TestStatusFromDeadline(t *testing.T) {
 	if len(rounds) != 1 || rounds[0].Status != store.RoundExpired {
 		t.Errorf("round after the deadline: %+v", rounds)
 	}
-	if items, err := st.Inbox(ctx, "ada", 10); err != nil || len(items) != 0 {
+	if items, err := inbox(ctx, st, "ada"); err != nil || len(items) != 0 {
 		t.Errorf("inbox after the deadline: %v %v", items, err)
 	}
-	err = st.AnswerRound(ctx, id, 1, json.RawMessage(`{"a":{"action":"decline"},"b":{"action":"decline"}}`), "ada")
+	err = answerRound(ctx, st, id, 1, `{"a":{"action":"decline"},"b":{"action":"decline"}}`, "ada")
 	if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("late answer: %v, want a conflict saying it expired", err)
 	}
@@ -65,7 +65,7 @@ func TestRetention(t *testing.T) {
 	recent := adminPendingRound(t, st, srv, time.Now().Add(time.Hour))
 	waiting := adminPendingRound(t, st, srv, time.Now().Add(time.Hour))
 	for _, id := range []string{old, recent} {
-		if err := st.AnswerRound(ctx, id, 1, json.RawMessage(`{"a":{"action":"decline"},"b":{"action":"decline"}}`), "ada"); err != nil {
+		if err := answerRound(ctx, st, id, 1, `{"a":{"action":"decline"},"b":{"action":"decline"}}`, "ada"); err != nil {
 			t.Fatal(err)
 		}
 		if err := st.CompleteCall(ctx, id, 1, json.RawMessage(`{"content":[]}`)); err != nil {

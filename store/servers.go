@@ -178,18 +178,3 @@ func (s *Store) SetServerRoots(ctx context.Context, name string, roots []Root) e
 	_, err = s.pool.Exec(ctx, `update servers set roots_list = $2, updated_at = now() where name = $1`, name, list)
 	return err
 }
-
-// ToolHeaderSchema returns the cached inputSchema of a server's tool when
-// it marks arguments to be mirrored into headers (x-mcp-header), and nil
-// otherwise, so most calls pay one small query and no decoding.
-func (s *Store) ToolHeaderSchema(ctx context.Context, serverID int64, tool string) (json.RawMessage, error) {
-	var schema json.RawMessage
-	err := s.pool.QueryRow(ctx, `select t->'inputSchema' from servers s
-		cross join lateral jsonb_array_elements(case when jsonb_typeof(s.tools) = 'array' then s.tools else '[]' end) t
-		where s.id = $1 and t->>'name' = $2 and strpos((t->'inputSchema')::text, 'x-mcp-header') > 0
-		limit 1`, serverID, tool).Scan(&schema)
-	if err == pgx.ErrNoRows {
-		return nil, nil
-	}
-	return schema, err
-}

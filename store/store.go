@@ -1,5 +1,8 @@
-// Package store keeps servers, calls and rounds in Postgres, and enqueues
-// the job that acts on a change in the same transaction as the change.
+// Package store is all Rounds keeps, in Postgres: servers, calls, rounds and
+// drafts; people, teams, sessions and OAuth connections, secrets encrypted;
+// the audit log, the instances and the numbers dashboards and /metrics read.
+// A change enqueues its job (a request, mail, a webhook) in its own
+// transaction, and its note (LISTEN/NOTIFY) wakes the pages and River.
 package store
 
 import (

@@ -105,7 +105,7 @@ func TestRefuseRound(t *testing.T) {
 	if call.Status != store.CallCancelled || call.Error == nil || *call.Error != "Declined." || call.FinishedAt == nil {
 		t.Errorf("call = %s, %v", call.Status, call.Error)
 	}
-	if err := st.AnswerRound(ctx, id, 1, json.RawMessage(`{}`), "ada"); !errors.Is(err, store.ErrConflict) {
+	if err := answerRound(ctx, st, id, 1, `{}`, "ada"); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("answering after the refusal: %v, want ErrConflict", err)
 	}
 }

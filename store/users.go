@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,18 @@ import (
 
 // MinPasswordLength is the shortest password accepted.
 const MinPasswordLength = 8
+
+// hashPassword checks a new password and returns its bcrypt hash.
+func hashPassword(password string) (string, error) {
+	if len(password) < MinPasswordLength {
+		return "", &Error{Kind: ErrInvalid, Message: fmt.Sprintf("The password must be at least %d characters.", MinPasswordLength)}
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return "", &Error{Kind: ErrInvalid, Message: "The password cannot be used: " + err.Error()}
+	}
+	return string(h), nil
+}
 
 // User is a person who may sign in.
 type User struct {
@@ -39,15 +52,11 @@ const userColumns = `id, name, password_hash, is_admin, disabled, created_at, up
 func (s *Store) CreateUser(ctx context.Context, name, password string, admin bool) (*User, error) {
 	var hash *string
 	if password != "" || admin {
-		if len(password) < MinPasswordLength {
-			return nil, &Error{Kind: ErrInvalid, Message: "The password must be at least 8 characters."}
-		}
-		h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+		h, err := hashPassword(password)
 		if err != nil {
-			return nil, &Error{Kind: ErrInvalid, Message: "The password cannot be used: " + err.Error()}
+			return nil, err
 		}
-		hs := string(h)
-		hash = &hs
+		hash = &h
 	}
 	rows, _ := s.pool.Query(ctx, `insert into users (name, password_hash, is_admin) values ($1, $2, $3)
 		returning `+userColumns, name, hash, admin)

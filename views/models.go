@@ -72,15 +72,15 @@ type CallVM struct {
 	Target string
 	Name   string
 	// Outcome is how the last round ended, if it did.
-	Outcome    string
-	Status     string
-	Created    time.Time
-	Current    *RoundVM
-	History    []RoundVM
-	Result     *ResultVM
-	Error      string
-	Retryable  bool
-	RetryHref  string
+	Outcome   string
+	Status    string
+	Created   time.Time
+	Current   *RoundVM
+	History   []RoundVM
+	Result    *ResultVM
+	Error     string
+	Retryable bool
+	RetryHref string
 	// RetryLabel names the retry button: starting afresh, with the answers
 	// filled in, when the server forgot the call's questions.
 	RetryLabel string

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -23,6 +25,22 @@ func AdminURL() string {
 		return u
 	}
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// DatabaseURL is admin, a connection string in URL or keyword/value form,
+// naming database name instead: user, password, host, port and every
+// parameter are kept.
+func DatabaseURL(admin, name string) (string, error) {
+	if strings.HasPrefix(admin, "postgres://") || strings.HasPrefix(admin, "postgresql://") {
+		u, err := url.Parse(admin)
+		if err != nil {
+			return "", err
+		}
+		u.Path, u.RawPath = "/"+name, ""
+		return u.String(), nil
+	}
+	// Keyword/value: a later dbname wins.
+	return strings.TrimSpace(admin) + " dbname=" + name, nil
 }
 
 // NewDatabase creates a migrated database for one test (or test package)
@@ -51,24 +69,22 @@ func NewPool(tb testing.TB) *pgxpool.Pool {
 // Create makes a fresh migrated database and returns its URL and a func
 // that drops it.
 func Create(ctx context.Context) (string, func(), error) {
-	cfg, err := pgx.ParseConfig(AdminURL())
-	if err != nil {
-		return "", nil, err
-	}
-	admin, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return "", nil, fmt.Errorf("connecting to Postgres (is it running?): %w", err)
-	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "rounds_test_" + hex.EncodeToString(b[:])
+	dbURL, err := DatabaseURL(AdminURL(), name)
+	if err != nil {
+		return "", nil, err
+	}
+	admin, err := pgx.Connect(ctx, AdminURL())
+	if err != nil {
+		return "", nil, fmt.Errorf("connecting to Postgres (is it running?): %w", err)
+	}
 	if _, err := admin.Exec(ctx, "create database "+name); err != nil {
 		admin.Close(ctx)
 		return "", nil, err
 	}
 	admin.Close(ctx)
-	cfg.Database = name
-	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
 	drop := func() {
 		ctx := context.Background()
 		if admin, err := pgx.Connect(ctx, AdminURL()); err == nil {
@@ -76,7 +92,7 @@ func Create(ctx context.Context) (string, func(), error) {
 			admin.Close(ctx)
 		}
 	}
-	pool, err := pgxpool.New(ctx, url)
+	pool, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
 		drop()
 		return "", nil, err
@@ -86,5 +102,5 @@ func Create(ctx context.Context) (string, func(), error) {
 		drop()
 		return "", nil, err
 	}
-	return url, drop, nil
+	return dbURL, drop, nil
 }

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -10,10 +9,12 @@ import (
 	"github.com/mcp-rounds/rounds/store/storetest"
 )
 
-// TestSettled lists the rounds that left a person's inbox, latest first,
-// each with how it ended: declined and cancelled say so, a team's round is
-// its members', and nobody else's rounds are listed.
-func TestSettled(t *testing.T) {
+// TestInboxPageSettled: the inbox page lists the rounds that left a
+// person's inbox, latest first, each with how it ended: declined and
+// cancelled say so, a team's round is its members', and nobody else's
+// rounds are listed. The round still waiting is listed as waiting, and
+// counted.
+func TestInboxPageSettled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, err := store.New(storetest.NewPool(t))
@@ -33,7 +34,7 @@ func TestSettled(t *testing.T) {
 	}
 	answer := func(id, responses, by string) {
 		t.Helper()
-		if err := st.AnswerRound(ctx, id, 1, json.RawMessage(responses), by); err != nil {
+		if err := answerRound(ctx, st, id, 1, responses, by); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,9 +55,12 @@ func TestSettled(t *testing.T) {
 		"ada": {{cancelled, "cancelled"}, {declined, "declined"}},
 		"bob": {{teams, "answered"}},
 	} {
-		items, err := st.Settled(ctx, person, time.Now().Add(-time.Hour), 10)
+		waitingItems, items, count, err := st.InboxPage(ctx, person, 10, time.Now().Add(-time.Hour), 10)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if person == "ada" && (len(waitingItems) != 1 || waitingItems[0].CallID != waiting || count != 1) {
+			t.Errorf("ada's waiting rounds = %+v, counted %d; want the one still waiting", waitingItems, count)
 		}
 		var got [][2]string
 		for _, it := range items {
@@ -74,7 +78,7 @@ func TestSettled(t *testing.T) {
 			}
 		}
 	}
-	if items, err := st.Settled(ctx, "ada", time.Now().Add(time.Minute), 10); err != nil || len(items) != 0 {
+	if _, items, _, err := st.InboxPage(ctx, "ada", 10, time.Now().Add(time.Minute), 10); err != nil || len(items) != 0 {
 		t.Errorf("rounds settled after now: %d, %v; want none", len(items), err)
 	}
 }

@@ -1,0 +1,21 @@
+package engine
+
+import "github.com/mcp-rounds/rounds/mcpclient"
+
+// answersKept is what a call that failed for now tells the person.
+const answersKept = "Your answers are kept; you can retry."
+
+// describe is the message a call whose request failed is left with, in the
+// words mcpclient.Describe has for the error, and whether retrying the same
+// request could help.
+func describe(err error) (string, bool) {
+	p, _ := mcpclient.Describe(err)
+	msg := p.Sentence()
+	if p.Passing {
+		msg += " " + answersKept
+	}
+	if p.Detail != "" {
+		msg += mcpclient.DetailSeparator + p.Detail
+	}
+	return msg, p.Retry
+}

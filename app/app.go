@@ -1,0 +1,280 @@
+// Package app is one Rounds instance: it reads the configuration, opens and
+// migrates the database, starts the round engine and serves the pages and
+// the API; it also runs the operator's commands (web user add, …).
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-rounds/rounds/demo"
+	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/handlers"
+	"github.com/mcp-rounds/rounds/mcpauth"
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/metrics"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// App is one running instance.
+type App struct {
+	addr     string
+	pool     *pgxpool.Pool
+	engine   *engine.Engine
+	http     *http.Server
+	serveErr chan error
+	stop     context.CancelFunc // stops background work
+	handler  *handlers.Handler
+	log      *slog.Logger
+}
+
+// Start opens the database, migrates it, registers the configured servers,
+// and starts the job engine and the HTTP server.
+func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	began := time.Now()
+	log = slog.New(handlers.LogContext(log.Handler())) // request and call ids on every line
+	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		if nd := explainDatabase(cfg.DatabaseURL, err); nd != err {
+			return nil, nd
+		}
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
+		// River's workers, held requests' reads and the pages share it.
+		poolCfg.MaxConns = 25
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*App, error) {
+		pool.Close()
+		return nil, err
+	}
+	if err := store.Migrate(ctx, pool, log); err != nil {
+		return fail(err)
+	}
+	st, err := store.New(pool)
+	if err != nil {
+		return fail(err)
+	}
+
+	keys, err := secrets(ctx, st, cfg)
+	if err != nil {
+		return fail(err)
+	}
+	if err := firstAdmin(ctx, st, cfg.AdminPassword); err != nil {
+		return fail(err)
+	}
+
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fail(err)
+	}
+	addr := ln.Addr().String()
+	servers := cfg.Servers
+	if !cfg.serversSet {
+		// The built-in demo has tools that ask for sampling and roots.
+		servers = []ServerConfig{{Name: "demo", URL: "http://" + loopback(addr) + "/demo/mcp", Protocol: "auto",
+			Sampling: true, Roots: true}}
+	}
+	for _, s := range servers {
+		if _, err := st.UpsertServer(ctx, s.Name, s.URL); err != nil {
+			ln.Close()
+			return fail(fmt.Errorf("registering server %s: %w", s.Name, err))
+		}
+		if err := st.SetServerProtocol(ctx, s.Name, s.Protocol); err != nil {
+			ln.Close()
+			return fail(err)
+		}
+		if err := st.SetServerFeatures(ctx, s.Name, s.Sampling, s.Roots); err != nil {
+			ln.Close()
+			return fail(err)
+		}
+		if _, named := cfg.Roots[s.Name]; !named && s.Roots && cfg.serversSet {
+			log.Warn("roots are on for a server MCP_ROOTS gives no roots for; it is told the roots set on the admin page, or none", "server", s.Name)
+		}
+	}
+	// Roots set here replace those set on the admin page; a server
+	// MCP_ROOTS does not name keeps its own.
+	for name, roots := range cfg.Roots {
+		if err := st.SetServerRoots(ctx, name, roots); err != nil {
+			ln.Close()
+			return fail(err)
+		}
+	}
+	// Our own demo server wants its key, like any server with credentials:
+	// registered by default, or named in MCP_SERVERS at this app's own
+	// /demo/mcp under any name.
+	for _, s := range servers {
+		if !ownDemo(s.URL, addr, cfg.ListenAddr) {
+			continue
+		}
+		if err := st.SetServerHeader(ctx, s.Name, "Authorization", "Bearer "+keys.demo); err != nil {
+			ln.Close()
+			return fail(err)
+		}
+	}
+
+	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: cfg.Version, RequestTimeout: cfg.RequestTimeout})
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = "http://" + ln.Addr().String()
+	}
+	notifier := store.NewNotifier(pool, log, engine.RiverTopics()...)
+	st.CacheAuth(notifier)
+	st.HearOwn(notifier)
+	eng, err := engine.New(pool, st, mc, engine.Config{
+		RoundTTL:            cfg.RoundTTL,
+		MaxRounds:           cfg.MaxRounds,
+		MaxRestarts:         restarts(cfg.StateRestarts),
+		RequestTimeout:      cfg.RequestTimeout,
+		HeldTimeout:         cfg.HeldTimeout,
+		RetryWindow:         retryWindow(cfg.RetryWindow),
+		Notifier:            notifier,
+		Capabilities:        mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
+		Version:             cfg.Version,
+		ExpiryInterval:      cfg.ExpiryInterval,
+		Retention:           cfg.Retention,
+		AuditRetention:      cfg.AuditRetention,
+		RetentionInterval:   cfg.RetentionInterval,
+		HeartbeatInterval:   cfg.HeartbeatInterval,
+		Metrics:             metrics.New(st, cfg.MetricsAllow, log),
+		Mail:                cfg.Mail,
+		PublicURL:           publicURL,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		Auth:                &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(cfg.RequestTimeout), PublicURL: publicURL},
+	}, log)
+	if err != nil {
+		ln.Close()
+		return fail(err)
+	}
+	st.UseReach(store.ReachOptions{Mail: cfg.Mail != nil, CallJSON: handlers.CallJSON})
+	h := handlers.New(handlers.Options{
+		Store: st, Engine: eng, Logger: log, Notifier: notifier,
+		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
+		Auth: handlers.AuthOptions{
+			SessionKeys:    keys.session,
+			SessionTTL:     cfg.SessionTTL,
+			SecureCookies:  cfg.SecureCookies,
+			TrustedHeader:  cfg.TrustedHeader,
+			TrustedProxies: cfg.TrustedProxies,
+			PublicOrigin:   cfg.PublicOrigin,
+		},
+	})
+	srv := &http.Server{
+		Handler:           h.Routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	go notifier.Run(background)
+	a := &App{addr: addr, pool: pool, engine: eng, http: srv, serveErr: make(chan error, 1), stop: stopBackground, handler: h, log: log}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			a.serveErr <- err
+		}
+	}()
+	if err := eng.Start(context.WithoutCancel(ctx)); err != nil {
+		_ = srv.Close()
+		stopBackground()
+		return fail(err)
+	}
+	if cfg.PprofAddr != "" {
+		// Profiling, on an address of its own that is never public.
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		go http.ListenAndServe(cfg.PprofAddr, mux) //nolint:errcheck
+	}
+	log.Info("started", "duration", time.Since(began).Round(time.Millisecond))
+	return a, nil
+}
+
+// Addr is the address the instance listens on, as host:port.
+func (a *App) Addr() string { return a.addr }
+
+// InstanceID is the id the instance's heartbeat and jobs go by.
+func (a *App) InstanceID() string { return a.engine.Config().InstanceID }
+
+// Wait blocks until ctx is done and then shuts the instance down, giving
+// running requests and jobs 15 seconds; it returns at once if the HTTP
+// server fails.
+func (a *App) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+	case err := <-a.serveErr:
+		return err
+	}
+	a.log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return a.Shutdown(shutdownCtx)
+}
+
+// Shutdown stops taking requests, lets running jobs finish, and closes the pool.
+func (a *App) Shutdown(ctx context.Context) error {
+	a.handler.Drain()
+	errHTTP := a.http.Shutdown(ctx)
+	errJobs := a.engine.Stop(ctx)
+	a.stop()
+	a.pool.Close()
+	return errors.Join(errHTTP, errJobs)
+}
+
+// loopback turns a listen address into one this process can call itself on.
+func loopback(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + port
+}
+
+// retryWindow maps RETRY_WINDOW to the engine's: zero there means never.
+func retryWindow(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// ownDemo reports whether a server URL is this app's built-in demo, at
+// /demo/mcp on the address it listens on.
+func ownDemo(raw, addr, listen string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Path != "/demo/mcp" {
+		return false
+	}
+	return u.Host == addr || u.Host == loopback(addr) || u.Host == listen
+}
+
+// restarts is the engine's MaxRestarts for STATE_RESTARTS: its zero means
+// never, which the engine says with a negative number.
+func restarts(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}

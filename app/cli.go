@@ -1,0 +1,270 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-rounds/rounds/store"
+)
+
+const usage = `usage:
+  web                                   run the server
+  web user add [--admin] [--email ADDRESS] NAME
+                                        add a user; the password is read from standard input
+  web user email NAME ADDRESS           set a user's e-mail address ('' removes it)
+  web team add NAME                     add a team (calls name it as team:NAME)
+  web team member add TEAM USER         add a user to a team
+  web team list                         list teams and their members
+  web user password NAME                set a new password for NAME (a lost admin's too), read from standard input
+  web user list                         list users
+  web user disable NAME                 stop a user from signing in
+  web token create NAME                 make an API token for user NAME (printed last)
+  web server add NAME URL [--header 'Authorization: Bearer …']
+                                        register an MCP server, with optional credentials
+  web healthcheck                       exit 0 if the instance on LISTEN_ADDR is up`
+
+// Command runs a management command (args without the program's name)
+// against the database in DATABASE_URL, or asks whether the instance on
+// LISTEN_ADDR is up.
+func Command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, getenv func(string) string) error {
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	if len(args) > 0 && args[0] == "healthcheck" {
+		return healthcheck(ctx, cfg)
+	}
+	if len(args) < 2 {
+		return errors.New(usage)
+	}
+	st, closeDB, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	switch args[0] + " " + args[1] {
+	case "user add":
+		fs := flag.NewFlagSet("user add", flag.ContinueOnError)
+		admin := fs.Bool("admin", false, "make the user an admin")
+		email := fs.String("email", "", "the user's e-mail address, for round mail")
+		if err := fs.Parse(reorder(args[2:])); err != nil || fs.NArg() != 1 {
+			return errors.New("usage: web user add [--admin] [--email ADDRESS] NAME (password on standard input)")
+		}
+		if _, err := store.CheckEmail(*email); err != nil {
+			return err
+		}
+		password, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		password = strings.TrimRight(password, "\r\n")
+		if len(password) < store.MinPasswordLength {
+			return fmt.Errorf("the password must be at least %d characters", store.MinPasswordLength)
+		}
+		u, err := st.CreateUser(ctx, fs.Arg(0), password, *admin)
+		if errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("a user named %q already exists", fs.Arg(0))
+		}
+		if err != nil {
+			return err
+		}
+		if *email != "" {
+			if err := st.SetEmail(ctx, u.Name, *email); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "added %s%s\n", u.Name, map[bool]string{true: " (admin)"}[u.IsAdmin])
+	case "user password":
+		if len(args) != 3 {
+			return errors.New("usage: web user password NAME (the new password on standard input)")
+		}
+		password, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		password = strings.TrimRight(password, "\r\n")
+		err = st.SetUserPassword(ctx, args[2], password)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("there is no user named %q (see web user list)", args[2])
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "set a new password for %s; their sessions were ended\n", args[2])
+	case "user list":
+		users, err := st.Users(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "NAME\tADMIN\tDISABLED\tCREATED")
+		for _, u := range users {
+			fmt.Fprintf(w, "%s\t%t\t%t\t%s\n", u.Name, u.IsAdmin, u.Disabled, u.CreatedAt.UTC().Format("2006-01-02 15:04"))
+		}
+		return w.Flush()
+	case "user disable":
+		if len(args) != 3 {
+			return errors.New("usage: web user disable NAME")
+		}
+		if err := st.SetUserDisabled(ctx, args[2], true); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "disabled %s\n", args[2])
+	case "token create":
+		if len(args) != 3 {
+			return errors.New("usage: web token create NAME")
+		}
+		u, err := st.UserByName(ctx, args[2])
+		if err != nil {
+			return err
+		}
+		if u.Disabled {
+			return fmt.Errorf("user %s is disabled", u.Name)
+		}
+		_, secret, err := st.CreateToken(ctx, u.ID, "created on the command line")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "API token for %s (shown once; send it as Authorization: Bearer TOKEN):\n%s\n", u.Name, secret)
+	case "server add":
+		fs := flag.NewFlagSet("server add", flag.ContinueOnError)
+		header := fs.String("header", "", "a header to send, such as 'Authorization: Bearer …'")
+		if err := fs.Parse(reorder(args[2:])); err != nil || fs.NArg() != 2 {
+			return errors.New("usage: web server add NAME URL [--header 'Name: value']")
+		}
+		list, err := parseServers(fs.Arg(0) + "=" + fs.Arg(1))
+		if err != nil {
+			return err
+		}
+		if _, err := st.UpsertServer(ctx, list[0].Name, list[0].URL); err != nil {
+			return err
+		}
+		if *header != "" {
+			name, value, ok := strings.Cut(*header, ":")
+			if !ok || strings.TrimSpace(name) == "" {
+				return errors.New("--header wants 'Name: value'")
+			}
+			if err := st.SetServerHeader(ctx, list[0].Name, name, strings.TrimSpace(value)); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "registered %s at %s\n", list[0].Name, list[0].URL)
+	case "user email":
+		if len(args) != 4 {
+			return errors.New("usage: web user email NAME ADDRESS")
+		}
+		if err := st.SetEmail(ctx, args[2], args[3]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "set the e-mail address of %s\n", args[2])
+	case "team add":
+		if len(args) != 3 {
+			return errors.New("usage: web team add NAME")
+		}
+		t, err := st.CreateTeam(ctx, args[2])
+		if errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("a team named %q already exists", args[2])
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "added team %s (assign calls to team:%s)\n", t.Name, t.Name)
+	case "team member":
+		if len(args) != 5 || args[2] != "add" {
+			return errors.New("usage: web team member add TEAM USER")
+		}
+		if err := st.AddTeamMember(ctx, args[3], args[4]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "added %s to team %s\n", args[4], args[3])
+	case "team list":
+		teams, err := st.Teams(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "TEAM\tMEMBERS")
+		for _, t := range teams {
+			fmt.Fprintf(w, "%s\t%s\n", t.Name, strings.Join(t.Members, ", "))
+		}
+		return w.Flush()
+	default:
+		return errors.New(usage)
+	}
+	return nil
+}
+
+// healthcheck asks a running instance on LISTEN_ADDR whether it is up, for
+// container health checks in images without curl.
+func healthcheck(ctx context.Context, cfg Config) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+loopback(cfg.ListenAddr)+"/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// reorder puts flags before positional arguments, so that both
+// "NAME URL --header …" and "--header … NAME URL" parse.
+func reorder(args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		if strings.HasPrefix(args[i], "-") {
+			flags = append(flags, args[i])
+			if !strings.Contains(args[i], "=") && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		rest = append(rest, args[i])
+	}
+	return append(flags, rest...)
+}
+
+// openStore connects and migrates, as the server does at start.
+func openStore(ctx context.Context, cfg Config) (*store.Store, func(), error) {
+	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return nil, nil, err
+	}
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := store.Migrate(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	st, err := store.New(pool)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	// The credentials key, so that server headers can be stored.
+	if _, err := secrets(ctx, st, cfg); err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return st, pool.Close, nil
+}

@@ -1,0 +1,79 @@
+package app
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/mcp-rounds/rounds/store"
+)
+
+func TestParseServers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want []ServerConfig
+		err  bool
+	}{
+		{"OK", "demo=http://127.0.0.1:8090/mcp, other=https://mcp.test/x",
+			[]ServerConfig{{Name: "demo", URL: "http://127.0.0.1:8090/mcp", Protocol: "auto"},
+				{Name: "other", URL: "https://mcp.test/x", Protocol: "auto"}}, false},
+		{"OKPinned", "old[2025-11-25]=http://a.test/mcp,new=http://b.test/mcp",
+			[]ServerConfig{{Name: "old", URL: "http://a.test/mcp", Protocol: "2025-11-25"},
+				{Name: "new", URL: "http://b.test/mcp", Protocol: "auto"}}, false},
+		{"OKSamplingAndRoots", "all[sampling,roots]=http://a.test/mcp",
+			[]ServerConfig{{Name: "all", URL: "http://a.test/mcp", Protocol: "auto", Sampling: true, Roots: true}}, false},
+		{"OKOneFlag", "s[sampling]=http://a.test/,r[roots]=http://b.test/",
+			[]ServerConfig{{Name: "s", URL: "http://a.test/", Protocol: "auto", Sampling: true},
+				{Name: "r", URL: "http://b.test/", Protocol: "auto", Roots: true}}, false},
+		{"OKFlagsCombine", "old[sampling, 2025-11-25]=http://a.test/mcp",
+			[]ServerConfig{{Name: "old", URL: "http://a.test/mcp", Protocol: "2025-11-25", Sampling: true}}, false},
+		{"ErrUnknownFlag", "x[teleport]=http://a.test/", nil, true},
+		{"ErrScheme", "x=ftp://a.test/", nil, true},
+		{"ErrName", "bad name=http://a.test/", nil, true},
+		{"ErrNoURL", "justaname", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseServers(tc.in)
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v, want error: %t", err, tc.err)
+			}
+			if !tc.err && !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseRoots(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want map[string][]store.Root
+		err  bool
+	}{
+		{"OK", "demo=file:///srv/data|Data;file:///home/me, other=file:///tmp",
+			map[string][]store.Root{
+				"demo":  {{URI: "file:///srv/data", Name: "Data"}, {URI: "file:///home/me"}},
+				"other": {{URI: "file:///tmp"}},
+			}, false},
+		{"OKEmpty", "", map[string][]store.Root{}, false},
+		{"OKNoRoots", "demo=", map[string][]store.Root{"demo": {}}, false},
+		{"ErrNotFile", "demo=https://example.com/", nil, true},
+		{"ErrRelative", "demo=file:data", nil, true},
+		{"ErrClimbs", "demo=file:///srv/../etc", nil, true},
+		{"ErrClimbsEncoded", "demo=file:///srv/%2e%2e/etc", nil, true},
+		{"ErrRemoteHost", "demo=file://elsewhere/srv", nil, true},
+		{"ErrTwice", "demo=file:///a,demo=file:///b", nil, true},
+		{"ErrNoName", "file:///a", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseRoots(tc.in)
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v, want error: %t", err, tc.err)
+			}
+			if !tc.err && !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

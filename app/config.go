@@ -81,7 +81,6 @@ type ServerConfig struct {
 	Sampling, Roots bool
 }
 
-
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/rounds?sslmode=disable"
 
 var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// NewCall is what starting a call needs.
+type NewCall struct {
+	ServerID  int64
+	Owner     string
+	Method    string
+	Target    string
+	Title     string
+	Arguments json.RawMessage
+	// Assignee answers the rounds: a user's name or "team:NAME"; empty
+	// means the owner. WebhookURL, when set, receives events.
+	Assignee   string
+	WebhookURL string
+	// Audit, when set, is written in the call's own transaction; its
+	// Target is the new call's id.
+	Audit *AuditEntry
+	// Protocol starts the call with this revision; "" takes the one learnt
+	// for the tool, if any, else the server's setting.
+	Protocol string
+	// ID, when set (see NewCallID), is the new call's id: a caller can
+	// listen for the call's changes before it exists.
+	ID string
+}
+
+// NewCallID returns a fresh call id (a random UUID).
+func NewCallID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// CreateCall stores a queued call and enqueues its first request, in one
+// transaction that also writes the audit entry and returns the call.
+func (s *Store) CreateCall(ctx context.Context, nc NewCall) (*Call, error) {
+	if len(nc.Arguments) == 0 {
+		nc.Arguments = json.RawMessage(`{}`)
+	}
+	var call *Call
+	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		call, err = s.createCallTx(ctx, tx, nc)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return call, nil
+}
+
+func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call, error) {
+	if len(nc.Arguments) == 0 {
+		nc.Arguments = json.RawMessage(`{}`)
+	}
+	if nc.Assignee == "" {
+		nc.Assignee = nc.Owner
+	}
+	var call *Call
+	err := func() error {
+		rows, _ := tx.Query(ctx, `
+			with c as (
+				insert into calls (id, server_id, owner, method, target, arguments, protocol, assignee, webhook_url, title)
+				values (coalesce(nullif($10, '')::uuid, gen_random_uuid()), $1, $2, $3, $4, $5, coalesce(nullif($6, ''),
+					(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')),
+					$7, nullif($8, ''), $9)
+				returning *
+			)
+			select `+strings.ReplaceAll(callColumns, callPastDeadline, "false")+`
+			from c join servers s on s.id = c.server_id`,
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title, nc.ID)
+		var err error
+		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
+			return translate(err, "call")
+		}
+		if nc.Audit != nil {
+			entry := *nc.Audit
+			entry.Target = call.ID
+			if err := auditTx(ctx, tx, entry); err != nil {
+				return err
+			}
+		}
+		return s.enqueueTx(ctx, tx, call.ID, 0)
+	}()
+	return call, err
+}

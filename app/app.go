@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -68,7 +69,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := store.Migrate(ctx, pool, log); err != nil {
 		return fail(err)
 	}
-	st, err := store.New(pool)
+	// One connection of this instance listens: to its own commits, to
+	// changes of sign-ins and to River's channels (engine/listener.go).
+	notifier := store.NewNotifier(pool, log, engine.RiverTopics()...)
+	st, err := store.New(pool, store.Options{Notifier: notifier,
+		Reach: store.ReachOptions{Mail: cfg.Mail != nil, CallJSON: round.CallJSON}})
 	if err != nil {
 		return fail(err)
 	}
@@ -135,9 +140,6 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if publicURL == "" {
 		publicURL = "http://" + ln.Addr().String()
 	}
-	notifier := store.NewNotifier(pool, log, engine.RiverTopics()...)
-	st.CacheAuth(notifier)
-	st.HearOwn(notifier)
 	eng, err := engine.New(pool, st, mc, engine.Config{
 		RoundTTL:            cfg.RoundTTL,
 		MaxRounds:           cfg.MaxRounds,
@@ -163,9 +165,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		ln.Close()
 		return fail(err)
 	}
-	st.UseReach(store.ReachOptions{Mail: cfg.Mail != nil, CallJSON: handlers.CallJSON})
 	h := handlers.New(handlers.Options{
-		Store: st, Engine: eng, Logger: log, Notifier: notifier,
+		Store: st, Engine: eng, Logger: log, Notifier: notifier, Settings: settings(eng.Config()),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
 			SessionKeys:    keys.session,
@@ -277,4 +278,11 @@ func restarts(n int) int {
 		return -1
 	}
 	return n
+}
+
+// settings are what the handlers need of the engine's configuration, its
+// defaults applied.
+func settings(c engine.Config) handlers.Settings {
+	return handlers.Settings{InstanceID: c.InstanceID, RoundTTL: c.RoundTTL, Retention: c.Retention,
+		Capabilities: c.Capabilities, Mail: c.Mail != nil, WebhookAllowPrivate: c.WebhookAllowPrivate, Metrics: c.Metrics}
 }

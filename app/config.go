@@ -91,10 +91,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		DatabaseURL:    or(getenv("DATABASE_URL"), defaultDatabaseURL),
 		ListenAddr:     or(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
-		RoundTTL:       24 * time.Hour,
-		MaxRounds:      10,
-		StateRestarts:  3,
-		RequestTimeout: 10 * time.Second,
+		RoundTTL:       engine.DefaultRoundTTL,
+		MaxRounds:      engine.DefaultMaxRounds,
+		StateRestarts:  engine.DefaultMaxRestarts,
+		RequestTimeout: engine.DefaultRequestTimeout,
 		Version:        "dev",
 		PprofAddr:      getenv("PPROF_ADDR"),
 	}
@@ -119,13 +119,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			return cfg, fmt.Errorf("STATE_RESTARTS: want a whole number, 0 or more, got %q", v)
 		}
 	}
-	cfg.HeldTimeout = 10 * time.Minute
+	cfg.HeldTimeout = engine.DefaultHeldTimeout
 	if v := getenv("HELD_TIMEOUT"); v != "" {
 		if cfg.HeldTimeout, err = time.ParseDuration(v); err != nil || cfg.HeldTimeout <= 0 {
 			return cfg, fmt.Errorf("HELD_TIMEOUT: want a positive Go duration such as 10m, got %q", v)
 		}
 	}
-	cfg.RetryWindow = 10 * time.Minute
+	cfg.RetryWindow = engine.DefaultRetryWindow
 	if v := getenv("RETRY_WINDOW"); v != "" {
 		if cfg.RetryWindow, err = time.ParseDuration(v); err != nil || cfg.RetryWindow < 0 {
 			return cfg, fmt.Errorf("RETRY_WINDOW: want a Go duration such as 10m (0 for never), got %q", v)
@@ -199,7 +199,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if cfg.MetricsAllow, err = parsePrefixes("METRICS_ALLOW", or(getenv("METRICS_ALLOW"), "127.0.0.0/8,::1")); err != nil {
 		return cfg, err
 	}
-	cfg.Retention, cfg.AuditRetention = 90*24*time.Hour, 400*24*time.Hour
+	cfg.Retention, cfg.AuditRetention = engine.DefaultRetention, engine.DefaultAuditRetention
 	for name, d := range map[string]*time.Duration{"RETENTION": &cfg.Retention, "AUDIT_RETENTION": &cfg.AuditRetention} {
 		if v := getenv(name); v != "" {
 			if *d, err = parseDays(v); err != nil || *d <= 0 {

@@ -42,12 +42,11 @@ type instance struct {
 func startInstance(t *testing.T, pool *pgxpool.Pool, id string, cfg engine.Config) *instance {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := store.New(pool)
+	n := store.NewNotifier(pool, log, engine.RiverTopics()...)
+	st, err := store.New(pool, store.Options{Notifier: n})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := store.NewNotifier(pool, log, engine.RiverTopics()...)
-	st.HearOwn(n)
 	nctx, stopNotifier := context.WithCancel(context.Background())
 	go n.Run(nctx)
 	cfg.InstanceID, cfg.Notifier = id, n

@@ -104,18 +104,31 @@ type Config struct {
 	FetchPollInterval time.Duration
 }
 
+// The defaults of the settings people most often change; the app's
+// configuration starts from them too.
+const (
+	DefaultRoundTTL       = 24 * time.Hour
+	DefaultMaxRounds      = 10
+	DefaultMaxRestarts    = 3
+	DefaultRequestTimeout = 10 * time.Second
+	DefaultHeldTimeout    = 10 * time.Minute
+	DefaultRetryWindow    = 10 * time.Minute
+	DefaultRetention      = 90 * 24 * time.Hour
+	DefaultAuditRetention = 400 * 24 * time.Hour
+)
+
 func (c Config) withDefaults() Config {
 	if c.RoundTTL <= 0 {
-		c.RoundTTL = 24 * time.Hour
+		c.RoundTTL = DefaultRoundTTL
 	}
 	if c.MaxRounds <= 0 {
-		c.MaxRounds = 10
+		c.MaxRounds = DefaultMaxRounds
 	}
 	if c.MaxRestarts == 0 {
-		c.MaxRestarts = 3
+		c.MaxRestarts = DefaultMaxRestarts
 	}
 	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = 10 * time.Second
+		c.RequestTimeout = DefaultRequestTimeout
 	}
 	if c.RescueAfter <= c.RequestTimeout {
 		c.RescueAfter = c.RequestTimeout + 2*time.Second
@@ -133,7 +146,7 @@ func (c Config) withDefaults() Config {
 		c.HeartbeatInterval = 5 * time.Second
 	}
 	if c.HeldTimeout <= 0 {
-		c.HeldTimeout = 10 * time.Minute
+		c.HeldTimeout = DefaultHeldTimeout
 	}
 	if len(c.MailBackoff) == 0 {
 		c.MailBackoff = DefaultMailBackoff
@@ -142,17 +155,17 @@ func (c Config) withDefaults() Config {
 		c.WebhookBackoff = DefaultWebhookBackoff
 	}
 	if c.Retention <= 0 {
-		c.Retention = 90 * 24 * time.Hour
+		c.Retention = DefaultRetention
 	}
 	if c.AuditRetention <= 0 {
-		c.AuditRetention = 400 * 24 * time.Hour
+		c.AuditRetention = DefaultAuditRetention
 	}
 	c.AuditRetention = max(c.AuditRetention, 24*time.Hour)
 	if c.RetentionInterval <= 0 {
 		c.RetentionInterval = 10 * time.Minute
 	}
 	if c.RetryWindow == 0 {
-		c.RetryWindow = 10 * time.Minute
+		c.RetryWindow = DefaultRetryWindow
 	}
 	if c.RetryBackoff <= 0 {
 		c.RetryBackoff = time.Second
@@ -205,7 +218,7 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 		Workers:      workers,
 		JobTimeout:   e.cfg.RequestTimeout,
 		// Jobs are fetched when their insert's notification arrives: the
-		// instance that inserted them hears at once (store.HearOwn). The
+		// instance that inserted them hears at once (store.Options.Notifier). The
 		// first fetch after a quiet spell is immediate; under load the
 		// cooldown gathers the jobs inserted meanwhile into one fetch (a
 		// Postgres transaction each), rather than one per job.

@@ -51,12 +51,11 @@ func TestOwnJobsRunHere(t *testing.T) {
 		eng      *engine.Engine
 	}
 	start := func(id string) instance {
-		st, err := store.New(pool)
+		n := store.NewNotifier(pool, log, engine.RiverTopics()...)
+		st, err := store.New(pool, store.Options{Notifier: n})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := store.NewNotifier(pool, log, engine.RiverTopics()...)
-		st.HearOwn(n)
 		nctx, stop := context.WithCancel(ctx)
 		t.Cleanup(stop)
 		go n.Run(nctx)

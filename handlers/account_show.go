@@ -32,7 +32,7 @@ func (h *Handler) accountShow(c echo.Context) error {
 		Since:       u.CreatedAt,
 		Flash:       flashFromQuery(c),
 		Zone:        views.ZoneVM{Value: u.TimeZone, Showing: views.ZoneOf(c.Request().Context())},
-		Calls:       views.AccountCallsVM{RetentionDays: int(h.engine.Config().Retention / (24 * time.Hour))},
+		Calls:       views.AccountCallsVM{RetentionDays: int(h.settings.Retention / (24 * time.Hour))},
 	}
 	mail, err := h.accountMailVM(c)
 	if err != nil {

@@ -60,7 +60,7 @@ func (h *Handler) userAudit(c echo.Context, action, target string, detail map[st
 
 func (h *Handler) auditEntry(c echo.Context, actor, action, target string, detail map[string]any) store.AuditEntry {
 	return store.AuditEntry{
-		Instance: h.engine.Config().InstanceID, Actor: actor, Action: action, Target: target,
+		Instance: h.settings.InstanceID, Actor: actor, Action: action, Target: target,
 		Addr: c.RealIP(), Detail: detail,
 	}
 }

@@ -16,7 +16,7 @@ func (h *Handler) adminInstances(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	self := h.engine.Config().InstanceID
+	self := h.settings.InstanceID
 	var vm views.AdminInstancesVM
 	for _, i := range list {
 		state := "live"

@@ -37,7 +37,7 @@ func (h *Handler) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
-		h.engine.Config().Metrics.ObserveHTTP(req.Method, route, status, d)
+		h.settings.Metrics.ObserveHTTP(req.Method, route, status, d)
 		if route != "/healthz" && route != "/readyz" { // probes every few seconds: metrics only
 			h.log.InfoContext(c.Request().Context(), "request", "method", req.Method, "route", route,
 				"path", req.URL.Path, "status", status, "duration_ms", d.Milliseconds())
@@ -54,7 +54,7 @@ func (h *Handler) metricsEndpoint(next echo.HandlerFunc) echo.HandlerFunc {
 		if c.Request().URL.Path != "/metrics" {
 			return next(c)
 		}
-		m := h.engine.Config().Metrics
+		m := h.settings.Metrics
 		if m == nil || c.Request().Method != http.MethodGet {
 			return echo.ErrNotFound
 		}
@@ -82,5 +82,5 @@ func (h *Handler) mayScrape(c echo.Context) (bool, error) {
 		return u.IsAdmin, nil
 	}
 	addr, err := netip.ParseAddr(c.RealIP())
-	return err == nil && h.engine.Config().Metrics.Allowed(addr), nil
+	return err == nil && h.settings.Metrics.Allowed(addr), nil
 }

@@ -40,7 +40,7 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	}
 	vm := &views.AdminServerVM{
 		Name: s.Name, URL: s.URL, Enabled: s.Enabled, Header: h.store.MaskedHeader(&s.Server),
-		HeaderName: s.HeaderName, DefaultTTL: shortDuration(h.engine.Config().RoundTTL), Calls: s.Calls,
+		HeaderName: s.HeaderName, DefaultTTL: shortDuration(h.settings.RoundTTL), Calls: s.Calls,
 		Protocol: s.ProtocolVersion, Base: "/admin/servers/" + url.PathEscape(s.Name),
 		Sampling: s.Sampling, Roots: s.Roots, RootsText: rootsText(store.ParseRoots(s.RootsList)),
 		ProtocolPin: cmp.Or(s.Protocol, "auto"),
@@ -263,7 +263,7 @@ func (h *Handler) mcpServer(ctx context.Context, name string) (mcpclient.Server,
 	if err != nil {
 		return mcpclient.Server{}, err
 	}
-	caps := h.engine.Config().Capabilities
+	caps := h.settings.Capabilities
 	caps.Sampling, caps.Roots = s.Sampling, s.Roots
 	out := mcpclient.Server{URL: s.URL, Header: header, Capabilities: caps}
 	if s.Protocol != "" && s.Protocol != "auto" {

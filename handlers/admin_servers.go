@@ -115,7 +115,7 @@ func (h *Handler) ttlLabel(s *store.AdminServer) string {
 	if s.RoundTTL > 0 {
 		return shortDuration(s.RoundTTL)
 	}
-	return "default (" + shortDuration(h.engine.Config().RoundTTL) + ")"
+	return "default (" + shortDuration(h.settings.RoundTTL) + ")"
 }
 
 // canonicalHeader is the header name as it will be sent.

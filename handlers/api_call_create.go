@@ -72,7 +72,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		}
 	}
 	if req.WebhookURL != "" {
-		if err := engine.CheckWebhookURL(req.WebhookURL, h.engine.Config().WebhookAllowPrivate); err != nil {
+		if err := engine.CheckWebhookURL(req.WebhookURL, h.settings.WebhookAllowPrivate); err != nil {
 			return err
 		}
 	}

@@ -22,14 +22,6 @@ type apiServer struct {
 	Authorization   apiAuthorization `json:"authorization"`
 }
 
-// apiAuthorization says whether the caller must sign in at the server's
-// authorization server first, and where (a page to open in a browser
-// signed in as that person).
-type apiAuthorization struct {
-	Status string `json:"status"` // required, connected or none
-	URL    string `json:"url,omitempty"`
-}
-
 func (h *Handler) newAPIServer(ctx context.Context, srv *store.Server, person string) (apiServer, error) {
 	authz, err := h.authorizationFor(ctx, srv, person)
 	if err != nil {

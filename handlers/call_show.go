@@ -178,7 +178,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 	}
 	for i := range rounds {
 		r := &rounds[i]
-		before := roundBefore(rounds, r)
+		before := round.Before(rounds, r)
 		if r.Seq == call.CurrentSeq && call.Status == store.CallInputRequired && r.Status == store.RoundPending {
 			prev := before
 			if prev == nil && i > 0 {
@@ -218,21 +218,6 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		vm.Result = round.Result(call.Method, call.Result, href+"/contents/")
 	}
 	return vm, call, waiting, nil
-}
-
-// roundBefore returns the round at r's place in the asking before r's: the
-// round r repeats, or would, after the server was asked afresh. Nil in a
-// call's first asking.
-func roundBefore(rounds []store.Round, r *store.Round) *store.Round {
-	if r.Asking == 0 {
-		return nil
-	}
-	for i := range rounds {
-		if b := &rounds[i]; b.Asking == r.Asking-1 && b.Position == r.Position {
-			return b
-		}
-	}
-	return nil
 }
 
 // pendingRoundVM builds the answer form of a pending round, filled in with

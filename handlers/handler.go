@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/gorilla/sessions"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/metrics"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -31,6 +33,7 @@ type Handler struct {
 	// crossOrigin checks Sec-Fetch-Site / Origin on state-changing requests.
 	crossOrigin *http.CrossOriginProtection
 	notifier    *store.Notifier
+	settings    Settings
 	held        chan struct{} // counts requests held by waitForCall
 	draining    chan struct{} // closed at shutdown: held requests answer now
 	drain       sync.Once
@@ -49,6 +52,26 @@ type Options struct {
 	Auth AuthOptions
 	// Notifier wakes held requests when a call changes.
 	Notifier *store.Notifier
+	// Settings are the app's settings the pages and the API need.
+	Settings Settings
+}
+
+// Settings are what the handlers need of the app's configuration.
+type Settings struct {
+	// InstanceID names this instance in the audit log and the instances list.
+	InstanceID string
+	// RoundTTL is the default round lifetime; Retention how long finished
+	// calls are kept.
+	RoundTTL  time.Duration
+	Retention time.Duration
+	// Capabilities are what Rounds declares to every server.
+	Capabilities mcpclient.Capabilities
+	// Mail is on when an SMTP server is set; WebhookAllowPrivate lets
+	// webhooks reach private addresses.
+	Mail                bool
+	WebhookAllowPrivate bool
+	// Metrics records HTTP requests and serves /metrics; nil for none.
+	Metrics *metrics.Metrics
 }
 
 // New returns a Handler.
@@ -56,7 +79,7 @@ func New(o Options) *Handler {
 	return &Handler{
 		store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo,
 		auth: o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
-		notifier: o.Notifier, held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
+		notifier: o.Notifier, settings: o.Settings, held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
 	}
 }
 

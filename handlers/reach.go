@@ -111,7 +111,7 @@ func (h *Handler) accountMailVM(c echo.Context) (*views.AccountMailVM, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &views.AccountMailVM{Email: contact.Email, Rounds: contact.EmailRounds, MailOn: h.engine.Config().Mail != nil}, nil
+	return &views.AccountMailVM{Email: contact.Email, Rounds: contact.EmailRounds, MailOn: h.settings.Mail}, nil
 }
 
 // accountMailUpdate saves the person's e-mail address and whether they
@@ -128,7 +128,7 @@ func (h *Handler) accountMailUpdate(c echo.Context) error {
 			return err
 		}
 		vm := views.AccountVM{Name: u.Name, IsAdmin: u.IsAdmin, Since: u.CreatedAt, Sessions: sessions,
-			Mail: views.AccountMailVM{Email: email, Rounds: rounds, MailOn: h.engine.Config().Mail != nil, Error: se.Message}}
+			Mail: views.AccountMailVM{Email: email, Rounds: rounds, MailOn: h.settings.Mail, Error: se.Message}}
 		return render(c, http.StatusUnprocessableEntity, views.AccountPage(vm))
 	}
 	if err != nil {

@@ -145,7 +145,7 @@ func (h *Handler) ownedRound(c echo.Context) (*store.Call, *store.Round, error) 
 // found past its deadline.
 func (h *Handler) notWaiting(ctx context.Context, call *store.Call, round *store.Round) string {
 	if round.Status == store.RoundExpired {
-		if err := h.store.ExpireRound(ctx, h.engine.Config().InstanceID, call.ID, round.Seq); err != nil {
+		if err := h.store.ExpireRound(ctx, h.settings.InstanceID, call.ID, round.Seq); err != nil {
 			h.log.WarnContext(ctx, "expiring a round past its deadline", "err", err)
 		}
 		return "This round expired before it was answered."

@@ -98,19 +98,7 @@ type announcementKey struct{}
 // job of Rounds runs on.
 var riverInsertPayload = `{"queue": "` + river.QueueDefault + `"}`
 
-// HearOwn has the instance hear its own commits as they return, before
-// they are announced through Postgres: its waiters wake with their notes,
-// and its River workers, listening through n, are told of the jobs
-// inserted. A round's way then crosses no notification when the answer,
-// the retry and the waiting request meet on one instance, and waits for
-// no announcement's turn.
-//
-// Jobs heard here are not announced to the other instances, whose fetch
-// would find nothing: these workers take them, or, when every one is
-// busy, as soon as one is free. Were this instance to die between the
-// commit and its fetch, another finds the job at its next poll (a second
-// by default). Notes are announced as before, for waiters elsewhere.
-func (s *Store) HearOwn(n *Notifier) { s.announcer.own = n }
+
 
 // announcing returns the announcement of the transaction ctx runs in, if
 // it is announced after its commit.
@@ -126,7 +114,7 @@ func announcing(ctx context.Context) *announcement {
 // the latest waiting to go out is sent.
 type announcer struct {
 	pool *pgxpool.Pool
-	// own, when set, hears this instance's commits at once (see HearOwn).
+	// own, when set, hears this instance's commits at once (see Options.Notifier).
 	own *Notifier
 
 	mu sync.Mutex
@@ -163,7 +151,7 @@ const announceCooldown = 15 * time.Millisecond
 // wakes to read it. The server's reply usually comes within that time; its
 // note then replaces the one held, and a round's way through one instance
 // is announced once instead of twice. This instance's own waiters heard
-// the held note at once (HearOwn); others learn that the call is being
+// the held note at once (Options.Notifier); others learn that the call is being
 // sent on this much later, and of the reply no later.
 const holdWorking = 100 * time.Millisecond
 
@@ -174,7 +162,7 @@ func (a *announcer) add(notes []callNote, jobs bool) {
 	// Working notes are held when this instance runs the jobs itself.
 	hold := false
 	if a.own != nil && a.own.hearOwn(notes, jobs) {
-		jobs, hold = false, true // this instance's workers fetch it; see HearOwn
+		jobs, hold = false, true // this instance's workers fetch it; see Options.Notifier
 	}
 	a.mu.Lock()
 	now := time.Now()

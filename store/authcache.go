@@ -51,9 +51,9 @@ type sessionEntry struct {
 	expires time.Time
 }
 
-// CacheAuth lets the store remember users found by session, token or
+// cacheAuth lets the store remember users found by session, token or
 // name, for as long as n says sign-ins did not change.
-func (s *Store) CacheAuth(n *Notifier) {
+func (s *Store) cacheAuth(n *Notifier) {
 	c := &authCache{live: n.Listening, log: n.log, tokens: map[[32]byte]authEntry{}, names: map[string]authEntry{},
 		sessions: map[[32]byte]sessionEntry{}}
 	n.OnAuthChanged(c.forget)

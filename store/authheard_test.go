@@ -25,10 +25,6 @@ func TestSignOutHeardEverywhere(t *testing.T) {
 	var slow atomic.Bool
 	gate := make(chan struct{})
 	instance := func(id string, lag bool) *store.Store {
-		st, err := store.New(pool)
-		if err != nil {
-			t.Fatal(err)
-		}
 		n := store.NewNotifier(pool, log)
 		if lag {
 			// Registered before the cache's own, so the cache forgets late.
@@ -38,7 +34,10 @@ func TestSignOutHeardEverywhere(t *testing.T) {
 				}
 			})
 		}
-		st.CacheAuth(n)
+		st, err := store.New(pool, store.Options{Notifier: n})
+		if err != nil {
+			t.Fatal(err)
+		}
 		n.OnAuthHeard(func(seq int64) {
 			if err := st.AuthHeard(context.Background(), id, seq); err != nil {
 				t.Error(err)

@@ -73,8 +73,6 @@ type ReachOptions struct {
 	CallJSON func(*Call, []Round) (json.RawMessage, error)
 }
 
-// UseReach sets how people are told about calls. Call it once, at start.
-func (s *Store) UseReach(o ReachOptions) { s.reach = o }
 
 // roundWaitingTx tells the people a new pending round waits for, in the
 // round's own transaction: a mail job for each (with its reminder) when

@@ -69,8 +69,18 @@ type Store struct {
 	auth      *authCache // users by token and name; nil: always read
 }
 
+// Options are what a Store is told at its making, all optional.
+type Options struct {
+	// Notifier, when set, lets the store remember who sign-ins belong to
+	// until a change is heard (authcache.go), and wake this instance's own
+	// waiters and workers at its commits (announce.go).
+	Notifier *Notifier
+	// Reach says how the store tells people about calls.
+	Reach ReachOptions
+}
+
 // New returns a Store over pool.
-func New(pool *pgxpool.Pool) (*Store, error) {
+func New(pool *pgxpool.Pool, opts ...Options) (*Store, error) {
 	// The insert notification that wakes the workers is limited to one per
 	// FetchCooldown; keep it short so an answer's retry is picked up at once.
 	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{FetchCooldown: time.Millisecond})
@@ -81,7 +91,15 @@ func New(pool *pgxpool.Pool) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, jobs: jobs, quietJobs: quiet, announcer: newAnnouncer(pool)}, nil
+	s := &Store{pool: pool, jobs: jobs, quietJobs: quiet, announcer: newAnnouncer(pool)}
+	for _, o := range opts {
+		if o.Notifier != nil {
+			s.cacheAuth(o.Notifier)
+			s.announcer.own = o.Notifier
+		}
+		s.reach = o.Reach
+	}
+	return s, nil
 }
 
 // quietDriver is River's pgx driver, saying that it cannot notify: River

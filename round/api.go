@@ -1,0 +1,204 @@
+package round
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/views"
+)
+
+// APICall is a call as the API and its webhooks show it. The request state is not part of
+// it, nor of anything else that leaves the server.
+type APICall struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Server string `json:"server"`
+	Method string `json:"method"`
+	Tool   string `json:"tool,omitempty"`
+	Prompt string `json:"prompt,omitempty"`
+	URI    string `json:"uri,omitempty"`
+	// Assignee answers the call's rounds: a person, or "team:NAME".
+	Assignee  string          `json:"assignee,omitempty"`
+	Round     *APIRound       `json:"round"`
+	Result    json.RawMessage `json:"result"`
+	Error     *APIMessage     `json:"error"`
+	Retryable bool            `json:"retryable"`
+	// Protocol is the revision the call was started with, when one was
+	// asked for or learnt for its tool.
+	Protocol string `json:"protocol,omitempty"`
+	// AsksOverSession says the tool asks over a 2025-11-25 session, which
+	// this call did not use: start it again with "protocol": "2025-11-25".
+	AsksOverSession bool `json:"asksOverSession,omitempty"`
+	// Retrying is set while a request the server could not take waits
+	// to be sent again by itself.
+	Retrying *APIRetrying `json:"retrying"`
+	// Authorization is set while the call waits for its owner to sign in
+	// at the server's authorization server.
+	Authorization *APIAuthorization `json:"authorization,omitempty"`
+	// AskedAfresh counts the times Rounds asked the server afresh after it
+	// forgot the call's questions; Rounds then lists the call's rounds.
+	AskedAfresh int            `json:"askedAfresh,omitempty"`
+	Rounds      []APIRoundSeen `json:"rounds,omitempty"`
+	CreatedAt   time.Time      `json:"createdAt"`
+	UpdatedAt   time.Time      `json:"updatedAt"`
+}
+
+// APIRetrying says when a request the server could not take goes again.
+type APIRetrying struct {
+	At      time.Time `json:"at"`
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+}
+
+// APIRound is a round waiting for answers.
+type APIRound struct {
+	Seq           int             `json:"seq"`
+	InputRequests json.RawMessage `json:"inputRequests"`
+	ExpiresAt     time.Time       `json:"expiresAt"`
+	// AnsweredBefore is what was answered to the round at this place
+	// before the server was asked afresh, whose questions changed since.
+	AnsweredBefore *APIAnswered `json:"answeredBefore,omitempty"`
+}
+
+// APIAnswered is what was answered to a round.
+type APIAnswered struct {
+	Seq            int             `json:"seq"`
+	InputResponses json.RawMessage `json:"inputResponses"`
+}
+
+// APIRoundSeen is one round of a call the server forgot the questions of:
+// how it ended, and what Rounds did.
+type APIRoundSeen struct {
+	Seq        int        `json:"seq"`
+	Status     string     `json:"status"`
+	AnsweredBy string     `json:"answeredBy,omitempty"`
+	AnsweredAt *time.Time `json:"answeredAt,omitempty"`
+	// StateRefusedAt is when the server no longer knew the round's question
+	// as its answers came back.
+	StateRefusedAt *time.Time `json:"stateRefusedAt,omitempty"`
+	// AnsweredAgainFrom is the round whose answers Rounds gave again to
+	// this one's same questions.
+	AnsweredAgainFrom int `json:"answeredAgainFrom,omitempty"`
+}
+
+// WithRounds says whether the API needs all of a call's rounds, not only
+// the current one: where the server may have forgotten its questions (the
+// call was asked afresh, or failed), so the story needs them.
+func WithRounds(call *store.Call, rounds []store.Round) bool {
+	if call.Restarts > 0 || call.Status == store.CallFailed {
+		return true
+	}
+	for _, r := range rounds {
+		if r.Asking > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// NewAPICall is how the API shows call, with its rounds (the current one, or
+// all where the server forgot its questions: see WithRounds).
+func NewAPICall(call *store.Call, rounds []store.Round) APICall {
+	out := APICall{
+		ID: call.ID, Status: call.Status, Server: call.ServerName, Method: call.Method,
+		Result: call.Result, Retryable: call.Retryable, CreatedAt: call.CreatedAt, UpdatedAt: call.UpdatedAt,
+	}
+	if call.Assignee != nil {
+		out.Assignee = *call.Assignee
+	}
+	switch call.Method {
+	case "prompts/get":
+		out.Prompt = call.Target
+	case "resources/read":
+		out.URI = call.Target
+	default:
+		out.Tool = call.Target
+	}
+	if out.Result == nil {
+		out.Result = json.RawMessage("null")
+	}
+	if call.Protocol != nil {
+		out.Protocol = *call.Protocol
+	}
+	out.AsksOverSession = call.AsksOverSession
+	if call.Error != nil {
+		out.Error = &APIMessage{Message: *call.Error}
+	}
+	if call.RetryAt != nil && (call.Status == store.CallQueued || call.Status == store.CallRunning) {
+		out.Retrying = &APIRetrying{At: *call.RetryAt, Message: views.RetryMessage(*call.RetryAt)}
+		if call.RetryReason != nil {
+			out.Retrying.Reason = *call.RetryReason
+		}
+	}
+	out.AskedAfresh = call.Restarts
+	refused := false
+	for i := range rounds {
+		refused = refused || rounds[i].StateExpiredAt != nil
+	}
+	for i := range rounds {
+		r := &rounds[i]
+		before := Before(rounds, r)
+		if call.Status == store.CallInputRequired && r.Seq == call.CurrentSeq && r.Status == store.RoundPending {
+			out.Round = &APIRound{Seq: r.Seq, InputRequests: r.InputRequests, ExpiresAt: r.ExpiresAt}
+			if before != nil && before.Responses != nil {
+				out.Round.AnsweredBefore = &APIAnswered{Seq: before.Seq, InputResponses: before.Responses}
+			}
+			continue
+		}
+		if !refused {
+			continue
+		}
+		seen := APIRoundSeen{Seq: r.Seq, Status: r.Status, AnsweredBy: answeredBy(r), AnsweredAt: r.AnsweredAt, StateRefusedAt: r.StateExpiredAt}
+		if before != nil && r.AnsweredAgain() {
+			seen.AnsweredAgainFrom = before.Seq
+		}
+		out.Rounds = append(out.Rounds, seen)
+	}
+	return out
+}
+
+// CallJSON renders a call as GET /api/v1/calls/{id} does, for the body of
+// a webhook event.
+func CallJSON(call *store.Call, rounds []store.Round) (json.RawMessage, error) {
+	return mcpclient.MarshalRaw(NewAPICall(call, rounds))
+}
+
+// APIMessage is an error as the API says it: a sentence, and the fields it
+// is about.
+type APIMessage struct {
+	Message string                       `json:"message"`
+	Fields  map[string]map[string]string `json:"fields,omitempty"`
+}
+
+// APIAuthorization says whether the caller must sign in at the server's
+// authorization server first, and where (a page to open in a browser
+// signed in as that person).
+type APIAuthorization struct {
+	Status string `json:"status"` // required, connected or none
+	URL    string `json:"url,omitempty"`
+}
+
+// Before returns the round at r's place in the asking before r's: the
+// round r repeats, or would, after the server was asked afresh. Nil in a
+// call's first asking.
+func Before(rounds []store.Round, r *store.Round) *store.Round {
+	if r.Asking == 0 {
+		return nil
+	}
+	for i := range rounds {
+		if b := &rounds[i]; b.Asking == r.Asking-1 && b.Position == r.Position {
+			return b
+		}
+	}
+	return nil
+}
+
+// answeredBy names who answered a round, if anyone did.
+func answeredBy(r *store.Round) string {
+	if r.AnsweredBy == nil {
+		return ""
+	}
+	return *r.AnsweredBy
+}

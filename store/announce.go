@@ -98,8 +98,6 @@ type announcementKey struct{}
 // job of Rounds runs on.
 var riverInsertPayload = `{"queue": "` + river.QueueDefault + `"}`
 
-
-
 // announcing returns the announcement of the transaction ctx runs in, if
 // it is announced after its commit.
 func announcing(ctx context.Context) *announcement {

@@ -73,7 +73,6 @@ type ReachOptions struct {
 	CallJSON func(*Call, []Round) (json.RawMessage, error)
 }
 
-
 // roundWaitingTx tells the people a new pending round waits for, in the
 // round's own transaction: a mail job for each (with its reminder) when
 // mail is on, and a round.waiting event when the call has a webhook.

@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -171,6 +173,9 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 	case tool == nil:
 		return &store.Error{Kind: store.ErrNotFound, Message: "tool " + req.Tool + " not found"}
 	default:
+		// An optional argument given as null is taken as not given (SEP-2243):
+		// the call goes without it, and without its Mcp-Param-* header.
+		args, nc.Arguments = withoutNulls(tool, args, nc.Arguments)
 		if fieldErrs := toolArgumentErrors(tool, args); len(fieldErrs) > 0 {
 			return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
 				Message: "The arguments do not fit the tool's input schema.",
@@ -213,4 +218,52 @@ func toolArgumentErrors(tool *mcp.Tool, args any) map[string]string {
 		return nil
 	}
 	return errs
+}
+
+// withoutNulls drops the arguments given as null that the tool's schema
+// refuses as null and does not require, from both the decoded arguments
+// and their raw JSON (the others keep their bytes and order).
+func withoutNulls(tool *mcp.Tool, args any, raw json.RawMessage) (any, json.RawMessage) {
+	m, ok := args.(map[string]any)
+	if !ok {
+		return args, raw
+	}
+	errs := toolArgumentErrors(tool, args)
+	var schema struct {
+		Required []string `json:"required"`
+	}
+	if b, err := json.Marshal(tool.InputSchema); err == nil {
+		_ = json.Unmarshal(b, &schema)
+	}
+	drop := map[string]bool{}
+	for k, v := range m {
+		if _, refused := errs[k]; v == nil && refused && !slices.Contains(schema.Required, k) {
+			drop[k] = true
+		}
+	}
+	if len(drop) == 0 {
+		return args, raw
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return args, raw
+	}
+	kept := map[string]any{}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for _, k := range mcpclient.ObjectKeys(raw) {
+		if drop[k] {
+			continue
+		}
+		kept[k] = m[k]
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		key, _ := mcpclient.MarshalRaw(k)
+		out.Write(key)
+		out.WriteByte(':')
+		out.Write(fields[k])
+	}
+	out.WriteByte('}')
+	return kept, out.Bytes()
 }

@@ -24,13 +24,14 @@ func TestParamHeadersAndInvalidTools(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var seen http.Header
+	var sent []byte
 	wrap := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if bytes.Contains(body, []byte(`"region_sql"`)) {
 				mu.Lock()
-				seen = r.Header.Clone()
+				seen, sent = r.Header.Clone(), body
 				mu.Unlock()
 			}
 			if !bytes.Contains(body, []byte(`"tools/list"`)) {
@@ -61,7 +62,6 @@ func TestParamHeadersAndInvalidTools(t *testing.T) {
 	call := c.start(inst.URL, `{"server":"demo","tool":"region_sql","arguments":{"region":"Hello, 世界","query":"select 1"}}`)
 	c.waitFor(inst.URL, call.ID, 10*time.Second, isDone)
 	mu.Lock()
-	defer mu.Unlock()
 	if seen == nil {
 		t.Fatal("the call never reached the server")
 	}
@@ -70,5 +70,17 @@ func TestParamHeadersAndInvalidTools(t *testing.T) {
 	}
 	if got := seen.Get("Mcp-Param-Query"); got != "" {
 		t.Fatalf("an unmarked argument became a header: %q", got)
+	}
+	mu.Unlock()
+
+	// An optional argument given as null is taken as not given: the call
+	// goes, without it and without its header (the conformance suite's
+	// http-custom-headers sends {"verbose": null} so).
+	call = c.start(inst.URL, `{"server":"demo","tool":"region_sql","arguments":{"region":null,"query":"select 2"}}`)
+	c.waitFor(inst.URL, call.ID, 10*time.Second, isDone)
+	mu.Lock()
+	defer mu.Unlock()
+	if !bytes.Contains(sent, []byte(`"arguments":{"query":"select 2"}`)) || seen.Get("Mcp-Param-Region") != "" {
+		t.Fatalf("the call with a null argument went as %s, Mcp-Param-Region %q", sent, seen.Get("Mcp-Param-Region"))
 	}
 }

@@ -140,6 +140,7 @@ func (e *Engine) noted(ctx context.Context, srv *store.Server, err error) error 
 		if merr := e.store.MarkOAuthRequired(ctx, srv.ID, ae.ResourceMetadata, ae.Scope); merr != nil {
 			e.log.WarnContext(ctx, "recording a server's challenge", "server", srv.Name, "err", merr)
 		}
+		e.turnedDown(ctx, srv.ID, personOf(ctx), ae)
 	}
 	return err
 }

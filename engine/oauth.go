@@ -77,6 +77,7 @@ func (e *Engine) needsAuthorization(ctx context.Context, c *store.Call, seq int,
 	if err := e.store.MarkOAuthRequired(ctx, c.ServerID, ae.ResourceMetadata, ae.Scope); err != nil {
 		return err
 	}
+	e.turnedDown(ctx, c.ServerID, c.Owner, ae)
 	msg := c.ServerName + " needs you to sign in before it answers. Connect, and the call goes on by itself."
 	if ae.Status == 403 {
 		msg = c.ServerName + " needs more permissions (" + ae.Scope + ") than your connection gives. Connect again to grant them, and the call goes on by itself."
@@ -85,4 +86,19 @@ func (e *Engine) needsAuthorization(ctx context.Context, c *store.Call, seq int,
 		msg = c.ServerName + " needs an administrator to sign in for everyone. The call goes on once they have."
 	}
 	return e.store.NeedAuthorization(ctx, c.ID, seq, msg)
+}
+
+// turnedDown forgets the connection a server refused with 401 after any
+// renewal (its authorization server may have moved, or revoked it): the
+// person's status at the server reads "required" with where to sign in,
+// and connecting again starts from the server's challenge, registering
+// with the authorization server it names now. A 403 asks for more scopes
+// of the same connection, which stays.
+func (e *Engine) turnedDown(ctx context.Context, serverID int64, person string, ae *mcpclient.AuthRequiredError) {
+	if ae.Status != 401 {
+		return
+	}
+	if err := e.store.ForgetOAuthToken(ctx, serverID, person); err != nil {
+		e.log.WarnContext(ctx, "forgetting a refused connection", "server_id", serverID, "err", err)
+	}
 }

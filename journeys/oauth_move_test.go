@@ -60,6 +60,16 @@ func TestOAuthServerMovesToCIMD(t *testing.T) {
 	move(moved)
 	call := c.start(base, `{"server":"secure","tool":"book_flight"}`)
 	c.waitFor(base, call.ID, 10*time.Second, func(x apiCall) bool { return x.Status == "authorization_required" })
+	// The connection it turned down is not said to be connected: the
+	// server's status says where to sign in again.
+	status, body = c.do("GET", base+"/api/v1/servers/secure", "", "")
+	var srv struct {
+		Authorization struct{ Status, URL string } `json:"authorization"`
+	}
+	if err := json.Unmarshal(body, &srv); status != http.StatusOK || err != nil ||
+		srv.Authorization.Status != "required" || !strings.HasSuffix(srv.Authorization.URL, "/servers/secure/connect") {
+		t.Fatalf("the server after its connection was turned down: %d %s", status, body)
+	}
 	authz = c.follow(base+"/servers/secure/connect?call="+call.ID, http.StatusSeeOther)
 	if !strings.HasPrefix(authz.String(), moved.URL+"/authorize?") || authz.Query().Get("client_id") != doc.ClientID {
 		t.Fatalf("authorization request after the move: %s, want %s with the document's URL as client_id", authz, moved.URL)

@@ -387,6 +387,14 @@ func (s *Store) RefreshOAuthToken(ctx context.Context, serverID int64, person, s
 	return out, nil
 }
 
+// ForgetOAuthToken ends the connection person uses at a server (theirs, or
+// everyone's on a shared server), when the server turned it down: they are
+// asked to sign in again. No connection is no error.
+func (s *Store) ForgetOAuthToken(ctx context.Context, serverID int64, person string) error {
+	_, err := s.pool.Exec(ctx, `delete from oauth_tokens where server_id = $1 and owner = `+tokenOwner, serverID, person)
+	return err
+}
+
 // DeleteOAuthToken ends a connection (owner "" is everyone's).
 func (s *Store) DeleteOAuthToken(ctx context.Context, serverID int64, owner string) error {
 	tag, err := s.pool.Exec(ctx, `delete from oauth_tokens where server_id = $1 and owner = $2`, serverID, owner)

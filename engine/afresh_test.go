@@ -41,6 +41,12 @@ type instance struct {
 
 func startInstance(t *testing.T, pool *pgxpool.Pool, id string, cfg engine.Config) *instance {
 	t.Helper()
+	return startInstanceWith(t, pool, id, cfg, requestTimeout)
+}
+
+// startInstanceWith starts an instance whose MCP requests may take timeout.
+func startInstanceWith(t *testing.T, pool *pgxpool.Pool, id string, cfg engine.Config, timeout time.Duration) *instance {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	n := store.NewNotifier(pool, log, engine.RiverTopics()...)
 	st, err := store.New(pool, store.Options{Notifier: n})
@@ -50,9 +56,9 @@ func startInstance(t *testing.T, pool *pgxpool.Pool, id string, cfg engine.Confi
 	nctx, stopNotifier := context.WithCancel(context.Background())
 	go n.Run(nctx)
 	cfg.InstanceID, cfg.Notifier = id, n
-	cfg.RequestTimeout, cfg.HeartbeatInterval = requestTimeout, heartbeat
+	cfg.RequestTimeout, cfg.HeartbeatInterval = timeout, heartbeat
 	cfg.Capabilities = mcpclient.Capabilities{FormElicitation: true, URLElicitation: true}
-	eng, err := engine.New(pool, st, mcpclient.New(mcpclient.Options{RequestTimeout: requestTimeout}), cfg, log)
+	eng, err := engine.New(pool, st, mcpclient.New(mcpclient.Options{RequestTimeout: timeout}), cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
@@ -57,9 +58,17 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	defer e.release(jobID)
 	s := &session{seq: seq}
 	srv.Held = e.held(context.WithoutCancel(ctx), jobID, a.Call, s, cancel)
+	stopped, unwatch := e.watchStop(sendCtx, callID, cancel)
 	sent, err := e.send(ctx, sendCtx, srv, req, answers, a.Call, renewable)
+	unwatch()
 	if err != nil {
 		return err
+	}
+	if stopped() {
+		// The request's stream was closed, which tells the server to stop;
+		// the call is already cancelled.
+		log.InfoContext(ctx, "call stopped while its request ran")
+		return nil
 	}
 	held, seq := s.learnt()
 	// River's context for this job ends after RequestTimeout, while a
@@ -275,4 +284,44 @@ func (e *Engine) addRound(ctx context.Context, log *slog.Logger, a *store.Attemp
 		e.cfg.Metrics.AnsweredAgain(c.ServerName)
 	}
 	return e.store.AddRound(ctx, c.ID, seq, next, o)
+}
+
+// watchStop cancels a request whose call is cancelled meanwhile, on any
+// instance (a person pressed Stop, or the API cancelled it): closing the
+// request's stream is how the spec tells the server to stop. stopped says
+// whether it did; unwatch ends the watch.
+func (e *Engine) watchStop(ctx context.Context, callID string, cancel context.CancelFunc) (stopped func() bool, unwatch func()) {
+	var did atomic.Bool
+	n := e.cfg.Notifier
+	if n == nil {
+		return did.Load, func() {}
+	}
+	changed, latest, stop := n.Watch(callID)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-changed:
+			}
+			status := ""
+			if note := latest(); note != nil {
+				status = note.Status
+			} else if c, err := e.store.Call(ctx, callID); err == nil {
+				status = c.Status
+			}
+			if status == store.CallCancelled {
+				did.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	return did.Load, func() {
+		stop()
+		close(done)
+	}
 }

@@ -164,6 +164,9 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 	if call.Error != nil {
 		vm.Error = *call.Error
 	}
+	if (call.Status == store.CallQueued || call.Status == store.CallRunning) && mayAccess(ctx, call.Owner) {
+		vm.StopHref = href + "/stop"
+	}
 	if call.AsksOverSession && call.Finished() {
 		vm.AgainHref = href + "/again"
 	}

@@ -78,6 +78,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/calls/:id/rounds/:seq", h.roundAnswer)
 	e.POST("/calls/:id/rounds/:seq/draft", h.roundDraft)
 	e.POST("/calls/:id/retry", h.callRetry)
+	e.POST("/calls/:id/stop", h.callStop)
 	e.POST("/calls/:id/delete", h.callDelete)
 	e.POST("/calls/:id/again", h.callAgain)
 
@@ -143,6 +144,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.GET("/calls/:id/rounds/:seq", redirectTo("/calls/:id"))
 	e.GET("/calls/:id/rounds/:seq/draft", redirectTo("/calls/:id"))
 	e.GET("/calls/:id/retry", redirectTo("/calls/:id"))
+	e.GET("/calls/:id/stop", redirectTo("/calls/:id"))
 	for _, p := range []string{"/check", "/refresh", "/enabled", "/delete"} {
 		admin.GET("/servers/:server"+p, redirectTo("/admin/servers/:server"))
 	}

@@ -81,6 +81,9 @@ type CallVM struct {
 	Error     string
 	Retryable bool
 	RetryHref string
+	// StopHref, while the call runs and the person may stop it, is where
+	// the Stop button posts.
+	StopHref string
 	// RetryLabel names the retry button: starting afresh, with the answers
 	// filled in, when the server forgot the call's questions.
 	RetryLabel string

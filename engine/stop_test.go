@@ -1,0 +1,93 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/store/storetest"
+)
+
+// TestStopClosesTheRequest: a 2026-07-28 tool that works for a long while
+// on its response stream. The call is cancelled from another instance
+// while its request runs; the instance sending it closes the stream, which
+// is how the server learns to stop, and the call stays cancelled.
+func TestStopClosesTheRequest(t *testing.T) {
+	pool := storetest.NewPool(t)
+	var stoppedAfter atomic.Int64 // how long the server's tools/call ran before it was closed
+	started := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		w.Header().Set("Content-Type", "application/json")
+		switch msg.Method {
+		case "server/discover":
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"slow","version":"1"},"resultType":"complete"}}`))
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			began := time.Now()
+			started <- struct{}{}
+			select {
+			case <-r.Context().Done():
+				stoppedAfter.Store(int64(time.Since(began)))
+			case <-time.After(15 * time.Second):
+				_, _ = w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":" + string(msg.ID) + ",\"result\":{\"content\":[],\"resultType\":\"complete\"}}\n\n"))
+			}
+		default:
+			http.Error(w, "not here", http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	// The request may take long: the stop, not a timeout, must end it.
+	runs := startInstanceWith(t, pool, "runs", engine.Config{}, 20*time.Second)
+	other := startInstanceWith(t, pool, "other", engine.Config{}, 20*time.Second)
+	ctx := t.Context()
+	server, err := runs.st.UpsertServer(ctx, "slow", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.eng.Stop(ctx) // its workers take nothing; it only cancels
+	call, err := runs.st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool,
+		Target: "report", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request never reached the server")
+	}
+	time.Sleep(time.Second) // the server works a while, past the heartbeat
+	if err := other.st.CancelCall(ctx, call.ID, store.AuditEntry{Instance: "other", Actor: "ada", Action: "call.cancelled", Target: call.ID}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for stoppedAfter.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d := time.Duration(stoppedAfter.Load()); d == 0 || d > 4*time.Second {
+		t.Fatalf("the server's request ran %s before it was closed; want it closed soon after the stop", d)
+	}
+	time.Sleep(300 * time.Millisecond)
+	c, err := runs.st.Call(ctx, call.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status != store.CallCancelled || !strings.Contains(deref(c.Error), "cancelled") {
+		t.Errorf("the call is %s (%q) after the stop", c.Status, deref(c.Error))
+	}
+}

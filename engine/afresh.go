@@ -29,10 +29,10 @@ const freshState = time.Minute
 const (
 	forgotten = "The server no longer knew this call's questions when your answers reached it " +
 		"(it keeps them for a limited time, and this answer came %s after the question)."
-	startAgain = " Start the call again: the server asks afresh, and your answers are filled in."
+	startAgain = " Start the call again: the server asks afresh, and you answer it, your earlier answers filled in."
 	replayOff  = forgotten + " An administrator has set Rounds not to give answers again to this server." + startAgain
 	refusesOwn = "The server refused the state of its own question %s after sending it, so asking it afresh would not help." + startAgain
-	tooOften   = forgotten + " Rounds asked it afresh %d times for this call already, and stops there." + startAgain
+	tooOften   = forgotten + " Rounds asked it afresh %s for this call already, and stops there." + startAgain
 	never      = forgotten + " Rounds is set not to ask a server afresh by itself." + startAgain
 )
 
@@ -53,7 +53,7 @@ func (e *Engine) stateRefused(ctx context.Context, a *store.Attempt, o store.Out
 	case e.cfg.MaxRestarts < 0:
 		refusal.Message = fmt.Sprintf(never, HumanDuration(age))
 	case c.Restarts >= e.cfg.MaxRestarts:
-		refusal.Message = fmt.Sprintf(tooOften, HumanDuration(age), c.Restarts)
+		refusal.Message = fmt.Sprintf(tooOften, HumanDuration(age), times(c.Restarts))
 	default:
 		refusal.Afresh = true
 	}
@@ -72,7 +72,9 @@ func answeredBefore(a *store.Attempt, next *mcpclient.Round) *store.Round {
 	if before == nil || !a.Call.ServerReplay || before.Status != store.RoundAnswered || before.Responses == nil {
 		return nil
 	}
-	if !a.Afresh() && !a.Round.AnsweredAgain() {
+	// A person's retry of a call that stopped asks them anew, their
+	// earlier answers filled in: only Rounds' own asking afresh gives them.
+	if !(a.Afresh() && a.Round.AskedAfresh) && !a.Round.AnsweredAgain() {
 		return nil
 	}
 	if !mcpclient.SameQuestions(before.InputRequests, next.InputRequests) {
@@ -104,4 +106,15 @@ func HumanDuration(d time.Duration) string {
 	default:
 		return plural(int64(d/(24*time.Hour)), "day")
 	}
+}
+
+// times says how many times: "once", "twice", "3 times".
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
 }

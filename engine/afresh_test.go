@@ -353,6 +353,19 @@ func TestAskedAfreshAtMostSoOften(t *testing.T) {
 	if refusals != 1 {
 		t.Errorf("%d refusals in the audit log, want 1", refusals)
 	}
+	// The person starts it again: the server is asked afresh, and the
+	// person answers, however the same its questions (replay is on).
+	if err := in.st.RetryCall(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, in.st, id, store.CallInputRequired, 3)
+	rounds, err := in.st.Rounds(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rounds[2]; r.Status != store.RoundPending || r.Asking != 1 {
+		t.Errorf("after the person's retry, round 3 is %s in asking %d; want it waiting for them", r.Status, r.Asking)
+	}
 }
 
 // TestPromptAndResourceAfterServerForgot: a prompt and a resource read ask

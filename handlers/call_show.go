@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
@@ -183,16 +184,18 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		r := &rounds[i]
 		before := round.Before(rounds, r)
 		if r.Seq == call.CurrentSeq && call.Status == store.CallInputRequired && r.Status == store.RoundPending {
-			prev := before
-			if prev == nil && i > 0 {
+			var prev *store.Round
+			if i > 0 {
 				prev = &rounds[i-1]
 			}
+			prev = round.FillFrom(r, prev, before)
 			current, err := pendingRoundVM(ctx, call, r, prev, draft)
 			if err != nil {
 				return nil, nil, 0, err
 			}
 			if before != nil {
-				current.ChangedFrom = before.Seq
+				current.AskedBefore = before.Seq
+				current.Changed = !mcpclient.SameQuestions(before.InputRequests, r.InputRequests)
 			}
 			vm.Current = current
 			vm.WatchHref = watchHref(call.ID, r.Seq)
@@ -207,7 +210,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		}
 		if r.StateExpiredAt != nil {
 			h.StateRefused, h.StateAge = r.StateExpiredAt, engine.HumanDuration(r.StateExpiredAt.Sub(r.CreatedAt))
-			h.AskedAfresh = i+1 < len(rounds)
+			h.AskedAfresh = r.AskedAfresh
 		}
 		if before != nil && r.AnsweredAgain() {
 			h.SameAs, h.AnsweredAgain = before.Seq, true

@@ -11,10 +11,10 @@
 alter table rounds add column asking integer not null default 0,
                    add column position integer,
                    -- when the server refused this round's state, with its answer
-                   add column state_expired_at timestamptz;
--- The admin's server page measures how long a server keeps its questions
--- from its refusals.
-create index rounds_state_expired_idx on rounds (state_expired_at) where state_expired_at is not null;
+                   add column state_expired_at timestamptz,
+                   -- Rounds then asked the server afresh by itself, giving the
+                   -- answers again (not a person's retry, which answers anew)
+                   add column asked_afresh boolean not null default false;
 -- How often Rounds asked afresh by itself; bounded by STATE_RESTARTS.
 alter table calls add column restarts integer not null default 0;
 -- Whether Rounds may give a person's answers again to this server.
@@ -23,5 +23,4 @@ alter table servers add column replay_answers boolean not null default true;
 -- +goose Down
 alter table servers drop column replay_answers;
 alter table calls drop column restarts;
-drop index rounds_state_expired_idx;
-alter table rounds drop column state_expired_at, drop column position, drop column asking;
+alter table rounds drop column asked_afresh, drop column state_expired_at, drop column position, drop column asking;

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -90,4 +91,32 @@ func blameField(q *Question, reason string) {
 	if found >= 0 {
 		q.Form.Fields[found].Error = "The server says: " + reason
 	}
+}
+
+// FillFrom picks the round whose answers fill in r's form: the round just
+// before it (prev) when that asked any of the same questions (the server
+// asking again, with a reason), else the round at r's place before the
+// server was asked afresh (before), else prev.
+func FillFrom(r, prev, before *store.Round) *store.Round {
+	if before == nil || (prev != nil && prev.Asking == r.Asking && sharesKey(r, prev)) {
+		return prev
+	}
+	if sharesKey(r, before) {
+		return before
+	}
+	return prev
+}
+
+// sharesKey reports whether two rounds ask a question under the same key.
+func sharesKey(a, b *store.Round) bool {
+	keys := map[string]bool{}
+	for _, k := range mcpclient.ObjectKeys(a.InputRequests) {
+		keys[k] = true
+	}
+	for _, k := range mcpclient.ObjectKeys(b.InputRequests) {
+		if keys[k] {
+			return true
+		}
+	}
+	return false
 }

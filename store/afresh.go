@@ -33,9 +33,15 @@ func (s *Store) RefuseState(ctx context.Context, callID string, seq int, r State
 	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var webhook bool
 		b := &pgx.Batch{}
-		b.Queue(`update rounds set state_expired_at = now() where call_id = $1 and seq = $2`, callID, seq)
+		// Once a round: a duplicate job that sent the same state and was
+		// refused too finds it refused already, and changes nothing.
+		var first bool
+		b.Queue(`update rounds set state_expired_at = now(), asked_afresh = $3
+			where call_id = $1 and seq = $2 and state_expired_at is null returning true`, callID, seq, r.Afresh).
+			QueryRow(movedOn(callID, seq, &first))
 		if r.Afresh {
-			b.Queue(`update calls set status = 'queued', restarts = restarts + 1, error = null, retryable = false, updated_at = now()
+			b.Queue(`update calls set status = 'queued', restarts = restarts + 1, error = null, retryable = false,
+				       retry_at = null, retry_since = null, retry_reason = null, updated_at = now()
 				where id = $1 and current_seq = $2 and status in ('queued', 'running')
 				returning false`, callID, seq).QueryRow(movedOn(callID, seq, &webhook))
 		} else {

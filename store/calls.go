@@ -160,8 +160,10 @@ type Round struct {
 	Asking   int `db:"asking"`
 	Position int `db:"position"`
 	// StateExpiredAt is when the server refused this round's state as the
-	// answer came back: it no longer knew the question.
+	// answer came back: it no longer knew the question. AskedAfresh says
+	// Rounds then asked the server afresh by itself.
 	StateExpiredAt *time.Time `db:"state_expired_at"`
+	AskedAfresh    bool       `db:"asked_afresh"`
 }
 
 // AnsweredAgain reports whether Rounds answered the round with the answers
@@ -172,11 +174,11 @@ func (r *Round) AnsweredAgain() bool {
 
 const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
-	asking, coalesce(position, seq) as position, state_expired_at`
+	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh`
 
 // roundColumnsNow reads a round as a person sees it now: pending past its
 // deadline is expired.
 const roundColumnsNow = `call_id::text as call_id, seq, input_requests, request_state,
 	case when status = 'pending' and expires_at <= now() then 'expired' else status end as status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
-	asking, coalesce(position, seq) as position, state_expired_at`
+	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh`

@@ -246,7 +246,7 @@ const AnsweredAutomatically = "rounds (automatically)"
 
 // AnsweredAgain is who answered a round with the answers given to the same
 // questions before the server was asked afresh.
-const AnsweredAgain = "rounds (your earlier answers)"
+const AnsweredAgain = "rounds (the answers given before)"
 
 // AddRound stores the round the request of round seq came back with, and
 // makes it the call's current one. The call's note, read before the

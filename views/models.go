@@ -141,10 +141,13 @@ type RoundVM struct {
 	AskedAfresh  bool
 	// SameAs is the earlier round whose questions this one repeats after
 	// the server was asked afresh; AnsweredAgain says its answers were
-	// given again. A round whose questions changed has ChangedFrom.
+	// given again. A round waiting after the server was asked afresh has
+	// AskedBefore, the round at its place before, and Changed when its
+	// questions are not the same.
 	SameAs        int
 	AnsweredAgain bool
-	ChangedFrom   int
+	AskedBefore   int
+	Changed       bool
 }
 
 // QuestionVM is one question of a round.

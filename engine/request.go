@@ -59,7 +59,10 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	s := &session{seq: seq}
 	srv.Held = e.held(context.WithoutCancel(ctx), jobID, a.Call, s, cancel)
 	stopped, unwatch := e.watchStop(sendCtx, callID, cancel)
+	var progressed func()
+	srv.Progress, progressed = e.progress(callID, seq)
 	sent, err := e.send(ctx, sendCtx, srv, req, answers, a.Call, renewable)
+	progressed()
 	unwatch()
 	if err != nil {
 		return err
@@ -323,5 +326,47 @@ func (e *Engine) watchStop(ctx context.Context, callID string, cancel context.Ca
 	return did.Load, func() {
 		stop()
 		close(done)
+	}
+}
+
+// progressEvery is how often at most a request's progress is stored: the
+// server may say it many times a second.
+const progressEvery = 500 * time.Millisecond
+
+// progress keeps what the server says of request seq's progress while it
+// runs, the latest at most every progressEvery, for every instance's page
+// and the API. done is called once the request has returned: what was
+// said last is stored before it returns.
+func (e *Engine) progress(callID string, seq int) (report func(mcpclient.Progress), done func()) {
+	latest := make(chan store.Progress, 1)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for p := range latest {
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			if err := e.store.SetProgress(ctx, callID, p); err != nil {
+				e.log.WarnContext(ctx, "storing a request's progress", "call_id", callID, "err", err)
+			}
+			cancel()
+			time.Sleep(progressEvery)
+		}
+	}()
+	report = func(p mcpclient.Progress) {
+		sp := store.Progress{Seq: seq, Progress: p.Progress, Total: p.Total, Message: p.Message}
+		for {
+			select {
+			case latest <- sp:
+				return
+			default:
+			}
+			select { // an older one not yet stored gives way
+			case <-latest:
+			default:
+			}
+		}
+	}
+	return report, func() {
+		close(latest)
+		<-finished
 	}
 }

@@ -3,6 +3,7 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -77,6 +78,12 @@ func liveMark(call *store.Call) string {
 	mark := call.Status + ":" + strconv.Itoa(call.CurrentSeq)
 	if call.RetryAt != nil {
 		mark += ":" + strconv.FormatInt(call.RetryAt.Unix(), 10)
+	}
+	if p := call.RunningProgress(); p != nil {
+		// The live view moves with the server's progress too.
+		h := fnv.New32a()
+		_, _ = h.Write(call.Progress)
+		mark += ":p" + strconv.FormatUint(uint64(h.Sum32()), 36)
 	}
 	return mark
 }
@@ -164,6 +171,12 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 	}
 	if call.Error != nil {
 		vm.Error = *call.Error
+	}
+	if p := call.RunningProgress(); p != nil {
+		vm.Progress = &views.ProgressVM{Message: p.Message, Value: p.Progress}
+		if p.Total != nil {
+			vm.Progress.Max = *p.Total
+		}
 	}
 	if (call.Status == store.CallQueued || call.Status == store.CallRunning) && mayAccess(ctx, call.Owner) {
 		vm.StopHref = href + "/stop"

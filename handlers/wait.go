@@ -125,7 +125,7 @@ func (w *watcher) until(ctx context.Context, call *store.Call, changed func(*sto
 				}
 				next := *call
 				next.Status, next.CurrentSeq, next.Error = note.Status, note.Seq, note.Error
-				next.Retryable, next.UpdatedAt, next.Result = note.Retryable, note.UpdatedAt, note.Result
+				next.Retryable, next.UpdatedAt, next.Result, next.Progress = note.Retryable, note.UpdatedAt, note.Result, note.Progress
 				if changed(&next) || next.Finished() {
 					return &next, note, nil
 				}

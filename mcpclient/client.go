@@ -86,8 +86,20 @@ type Server struct {
 	// Token is an OAuth access token for the server, sent only to its
 	// origin as "Authorization: Bearer".
 	Token string
+	// Progress, when set, is told each notifications/progress the server
+	// sends on a 2026-07-28 request's stream: every such request carries a
+	// progressToken.
+	Progress func(Progress)
 	// tap, when set, keeps a copy of the response bodies.
 	tap *tap
+}
+
+// Progress is what a server said of a request's progress: how far it is,
+// out of Total when it knows (nil when not), and what it is doing.
+type Progress struct {
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
 }
 
 // Root is a file:// URI a server may look at, with an optional name.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -108,11 +109,16 @@ func (c *Client) Send(ctx context.Context, srv Server, req Request, ans *Answers
 func (c *Client) sendStateless(ctx context.Context, srv Server, version string, req Request, ans *Answers) (*Outcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	params, err := c.params(version, srv.Capabilities, req, ans)
+	rid := newRequestID()
+	id, err := jsonrpc.MakeID(rid)
 	if err != nil {
 		return nil, err
 	}
-	id, err := jsonrpc.MakeID(newRequestID())
+	token := ""
+	if srv.Progress != nil {
+		token = rid // the request's own id names its progress
+	}
+	params, err := c.params(version, srv.Capabilities, req, ans, token)
 	if err != nil {
 		return nil, err
 	}
@@ -146,9 +152,15 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 			}
 			return nil, transportError(ctx, err)
 		}
+		if n, ok := msg.(*jsonrpc.Request); ok && token != "" && n.Method == "notifications/progress" {
+			if p, ok := progressOf(n.Params, token); ok {
+				srv.Progress(p)
+			}
+			continue
+		}
 		resp, ok := msg.(*jsonrpc.Response)
 		if !ok || resp.ID != id {
-			// Notifications (progress, logs) and strays are not ours to act on.
+			// Other notifications (logs) and strays are not ours to act on.
 			continue
 		}
 		if resp.Error != nil {
@@ -169,7 +181,7 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 
 // params builds the request's params. The answers are spliced in raw: the
 // request state goes back exactly as it came.
-func (c *Client) params(version string, caps Capabilities, req Request, ans *Answers) (json.RawMessage, error) {
+func (c *Client) params(version string, caps Capabilities, req Request, ans *Answers, progressToken string) (json.RawMessage, error) {
 	type wire struct {
 		Meta           map[string]any  `json:"_meta"`
 		Name           string          `json:"name,omitempty"`
@@ -184,6 +196,9 @@ func (c *Client) params(version string, caps Capabilities, req Request, ans *Ans
 			mcp.MetaKeyClientInfo:         c.impl,
 			mcp.MetaKeyClientCapabilities: caps.json(),
 		},
+	}
+	if progressToken != "" {
+		w.Meta["progressToken"] = progressToken
 	}
 	switch req.Method {
 	case "", MethodCallTool, MethodGetPrompt:
@@ -284,4 +299,28 @@ func MarshalRaw(v any) (json.RawMessage, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// progressOf reads a notifications/progress for token: a server's words
+// are kept as text, bounded, and a progress that is not a number is none.
+func progressOf(params json.RawMessage, token string) (Progress, bool) {
+	var p struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress *float64        `json:"progress"`
+		Total    *float64        `json:"total"`
+		Message  string          `json:"message"`
+	}
+	var want string
+	if json.Unmarshal(params, &p) != nil || p.Progress == nil || json.Unmarshal(p.Token, &want) != nil || want != token {
+		return Progress{}, false
+	}
+	msg := strings.ToValidUTF8(strings.ReplaceAll(p.Message, "\x00", ""), "\uFFFD")
+	if r := []rune(msg); len(r) > 500 {
+		msg = string(r[:500]) + "…"
+	}
+	out := Progress{Progress: *p.Progress, Message: msg}
+	if p.Total != nil && *p.Total > 0 {
+		out.Total = p.Total
+	}
+	return out, true
 }

@@ -39,10 +39,13 @@ type APICall struct {
 	Authorization *APIAuthorization `json:"authorization,omitempty"`
 	// AskedAfresh counts the times Rounds asked the server afresh after it
 	// forgot the call's questions; Rounds then lists the call's rounds.
-	AskedAfresh int            `json:"askedAfresh,omitempty"`
-	Rounds      []APIRoundSeen `json:"rounds,omitempty"`
-	CreatedAt   time.Time      `json:"createdAt"`
-	UpdatedAt   time.Time      `json:"updatedAt"`
+	AskedAfresh int `json:"askedAfresh,omitempty"`
+	// Progress is what the server last said of the running request's
+	// progress (notifications/progress), while the call runs.
+	Progress  *APIProgress   `json:"progress,omitempty"`
+	Rounds    []APIRoundSeen `json:"rounds,omitempty"`
+	CreatedAt time.Time      `json:"createdAt"`
+	UpdatedAt time.Time      `json:"updatedAt"`
 }
 
 // APIRetrying says when a request the server could not take goes again.
@@ -133,6 +136,9 @@ func NewAPICall(call *store.Call, rounds []store.Round) APICall {
 		}
 	}
 	out.AskedAfresh = call.Restarts
+	if p := call.RunningProgress(); p != nil {
+		out.Progress = &APIProgress{Message: p.Message, Progress: p.Progress, Total: p.Total}
+	}
 	refused := false
 	for i := range rounds {
 		refused = refused || rounds[i].StateExpiredAt != nil
@@ -201,4 +207,11 @@ func answeredBy(r *store.Round) string {
 		return ""
 	}
 	return *r.AnsweredBy
+}
+
+// APIProgress is a running request's progress, as the server said it.
+type APIProgress struct {
+	Message  string   `json:"message"`
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total"`
 }

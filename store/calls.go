@@ -82,6 +82,31 @@ type Call struct {
 	// may give a person's answers again to it (see AskAfresh).
 	Restarts     int  `db:"restarts"`
 	ServerReplay bool `db:"server_replay"`
+	// Progress is what the server last said of a running request's
+	// progress (see SetProgress), or nil.
+	Progress json.RawMessage `db:"progress"`
+}
+
+// RunningProgress returns what the server last said of the progress of
+// the call's running request, or nil: progress said of an earlier request
+// of the call, or of a call no longer running, is not shown.
+func (c *Call) RunningProgress() *Progress {
+	if c.Progress == nil || (c.Status != CallQueued && c.Status != CallRunning) {
+		return nil
+	}
+	var p Progress
+	if json.Unmarshal(c.Progress, &p) != nil || p.Seq != c.CurrentSeq {
+		return nil
+	}
+	return &p
+}
+
+// Progress is what a server said of a request's progress.
+type Progress struct {
+	Seq      int      `json:"seq"`
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
 }
 
 // Finished reports whether the call has reached an end state.
@@ -106,7 +131,7 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.protocol, c.asks_over_session, s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
 	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason,
-	c.restarts, s.replay_answers as server_replay`
+	c.restarts, s.replay_answers as server_replay, c.progress`
 
 // callPastDeadline is true of a call whose current round is pending past
 // its deadline; rounds_pkey answers it. A held question is not: its holder

@@ -332,3 +332,16 @@ func (s *Store) RetryCall(ctx context.Context, callID string) error {
 		return s.enqueueTx(ctx, tx, callID, seq)
 	})
 }
+
+// SetProgress keeps what the server said of the progress of the call's
+// request seq while it runs; every instance hears it with the call's note.
+// It leaves updated_at alone: progress is not a change of the call's state.
+func (s *Store) SetProgress(ctx context.Context, callID string, p Progress) error {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `update calls set progress = $3
+		where id = $1 and current_seq = $2 and status in ('queued', 'running')`, callID, p.Seq, raw)
+	return err
+}

@@ -284,6 +284,7 @@ type CallNote struct {
 	Retryable bool            `json:"retryable"`
 	UpdatedAt time.Time       `json:"updated_at"`
 	Result    json.RawMessage `json:"result"`
+	Progress  json.RawMessage `json:"progress"`
 	Round     *NoteRound      `json:"round"`
 	Partial   bool            `json:"partial"`
 }

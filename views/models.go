@@ -81,6 +81,9 @@ type CallVM struct {
 	Error     string
 	Retryable bool
 	RetryHref string
+	// Progress is what the server last said of the running request's
+	// progress, or nil.
+	Progress *ProgressVM
 	// StopHref, while the call runs and the person may stop it, is where
 	// the Stop button posts.
 	StopHref string
@@ -296,4 +299,12 @@ type ConnectionVM struct {
 	ConnectHref    string
 	DisconnectHref string
 	Notice         string
+}
+
+// ProgressVM is a running request's progress: Value out of Max, or with
+// Max zero a bar that only says work goes on; Message is the server's.
+type ProgressVM struct {
+	Message string
+	Value   float64
+	Max     float64
 }

@@ -1,0 +1,67 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/mcptest"
+	"github.com/mcp-rounds/rounds/store"
+	"github.com/mcp-rounds/rounds/store/storetest"
+)
+
+// TestProgressWhileRunning: a tool that says how far it got, step by step,
+// on its response stream. The request carries a progressToken; what the
+// server says is kept on the call while it runs, read on another instance,
+// and no longer shown once the call is complete.
+func TestProgressWhileRunning(t *testing.T) {
+	pool := storetest.NewPool(t)
+	rep := mcptest.NewReporter(t, 4, 600*time.Millisecond)
+	runs := startInstanceWith(t, pool, "runs", engine.Config{}, 20*time.Second)
+	reads := startInstance(t, pool, "reads", engine.Config{})
+	reads.eng.Stop(t.Context())
+	ctx := t.Context()
+	server, err := runs.st.UpsertServer(ctx, "reporter", rep.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call, err := runs.st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool,
+		Target: "long_report", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := reads.st.Call(ctx, call.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := c.RunningProgress(); p != nil {
+			seen[p.Message] = true
+			if p.Total == nil || *p.Total != 4 || p.Progress < 1 || p.Progress > 4 {
+				t.Errorf("progress %+v", p)
+			}
+		}
+		if c.Finished() {
+			if c.Status != store.CallComplete || c.RunningProgress() != nil {
+				t.Fatalf("the call ended %s, progress still shown: %v", c.Status, c.RunningProgress())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call did not complete")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(seen) < 2 || !seen["Step 1 of 4 <b>"] {
+		t.Errorf("progress read while the call ran: %v; want each step, the server's words as sent", seen)
+	}
+	tokens := rep.Tokens()
+	if len(tokens) != 1 || !strings.HasPrefix(string(tokens[0]), `"rounds-`) {
+		t.Errorf("the request's progressToken: %s", tokens)
+	}
+}

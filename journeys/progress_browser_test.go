@@ -1,0 +1,68 @@
+package journeys
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcp-rounds/rounds/mcptest"
+)
+
+// TestBrowserProgress: a tool that says how far it got, step by step. Its
+// call page shows the server's words and a bar out of the total, moving
+// without a reload at laptop width (JavaScript on); at phone width without
+// JavaScript, a reload shows where it stands. The page offers Stop.
+func TestBrowserProgress(t *testing.T) {
+	t.Parallel()
+	browser := newBrowser(t)
+	db := newDatabase(t)
+	rep := mcptest.NewReporter(t, 8, 1500*time.Millisecond)
+	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "reporter=" + rep.URL, "MCP_REQUEST_TIMEOUT": "30s"}, nil)
+	for _, c := range []struct {
+		width int64
+		js    bool
+	}{{1280, true}, {390, false}} {
+		j := newJourneyFor(t, browser, c.js, 2*time.Minute)
+		j.emulate(c.width, "Europe/Lisbon")
+		j.signIn(inst.URL)
+		j.within("start the long report",
+			chromedp.Navigate(inst.URL+"/servers/reporter/tools/long_report"),
+			chromedp.Click(chromedp.CSS(`button[data-testid="start"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#call`)),
+		)
+		if !c.js {
+			time.Sleep(1500 * time.Millisecond)
+			loc := evaluate[string](j, "location", `location.pathname`)
+			j.within("reload", chromedp.Navigate(inst.URL+loc))
+		}
+		j.within("wait for the progress", chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress-bar"]`)))
+		first := j.text(`[data-testid="progress-message"]`)
+		if !strings.HasPrefix(first, "Step ") || !strings.HasSuffix(first, " of 8 <b>") {
+			t.Errorf("the progress says %q, want the server's words as text", first)
+		}
+		if max := evaluate[string](j, "the bar's total", `document.querySelector('[data-testid="progress-bar"]').max + ""`); max != "8" {
+			t.Errorf("the bar's total is %s, want 8", max)
+		}
+		if !strings.Contains(j.text(`[data-testid="stop"]`), "Stop the call") {
+			t.Error("the running call offers no Stop")
+		}
+		j.fits("the running call", c.width)
+		if c.js {
+			// (Without JavaScript a running call's page refreshes itself,
+			// which axe-core flags; the page with JavaScript is checked.)
+			j.axe("the running call")
+			evaluate[bool](j, "mark the page", `window.stayed = true`)
+			j.waitFor("the progress to move", `(document.querySelector('[data-testid="progress-message"]')?.textContent || "") !== `+jsString(first)+
+				` || !!document.querySelector('[data-testid="result-text"]')`)
+			if !evaluate[bool](j, "no reload", `window.stayed === true`) {
+				t.Error("the page reloaded to move the bar")
+			}
+		}
+	}
+}
+
+func jsString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}

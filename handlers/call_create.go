@@ -47,6 +47,12 @@ func (h *Handler) callCreate(c echo.Context) error {
 		vm.Errors = []views.ErrorLink{{Href: "#call-assignee", Message: assigneeErr}}
 		return h.renderToolPage(c, http.StatusUnprocessableEntity, vm)
 	}
+	if vm.Destructive && values.Get("confirm_destructive") != "yes" {
+		// What was typed is kept: the form is shown again, filled in.
+		vm.ConfirmError = "Tick the box to confirm that you want to run this tool."
+		vm.Errors = []views.ErrorLink{{Href: "#confirm-destructive", Message: vm.ConfirmError}}
+		return h.renderToolPage(c, http.StatusUnprocessableEntity, vm)
+	}
 	raw, err := mcpclient.MarshalRaw(args)
 	if err != nil {
 		return err

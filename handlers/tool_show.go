@@ -58,11 +58,16 @@ func (h *Handler) toolPage(ctx context.Context, serverName, toolName string) (*v
 	if form.HasDateTime() {
 		_ = form.SetTimeZone(views.ZoneOf(ctx).Name)
 	}
-	return &views.ToolPageVM{
+	vm := &views.ToolPageVM{
 		Server: srv.Name, Name: tool.Name, Title: cmp.Or(toolTitle(tool), tool.Name), Description: tool.Description,
 		Action: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(tool.Name),
 		Form:   form,
-	}, srv, nil
+	}
+	if a := tool.Annotations; a != nil {
+		vm.ReadOnly = a.ReadOnlyHint
+		vm.Destructive = !a.ReadOnlyHint && a.DestructiveHint != nil && *a.DestructiveHint
+	}
+	return vm, srv, nil
 }
 
 // toolForm builds the arguments form. Flat properties get fields; anything

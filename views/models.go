@@ -53,6 +53,13 @@ type ToolPageVM struct {
 	Errors      []ErrorLink
 	// Assignee is the field naming who answers the call's rounds.
 	Assignee AssigneeVM
+	// What the tool says of itself (its annotations, hints a server gives,
+	// not promises): ReadOnly that it changes nothing, Destructive that it
+	// may change or delete things for good, which a person confirms before
+	// the call starts (ConfirmError when they did not).
+	ReadOnly     bool
+	Destructive  bool
+	ConfirmError string
 }
 
 // ErrorLink is an entry of an error summary, linking to its field.

@@ -34,6 +34,7 @@ type Handler struct {
 	crossOrigin *http.CrossOriginProtection
 	notifier    *store.Notifier
 	settings    Settings
+	icons       *icons        // the tools' icons fetched, kept an hour
 	held        chan struct{} // counts requests held by waitForCall
 	draining    chan struct{} // closed at shutdown: held requests answer now
 	drain       sync.Once
@@ -79,7 +80,7 @@ func New(o Options) *Handler {
 	return &Handler{
 		store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo,
 		auth: o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
-		notifier: o.Notifier, settings: o.Settings, held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
+		notifier: o.Notifier, settings: o.Settings, icons: &icons{m: map[string]iconEntry{}}, held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
 	}
 }
 

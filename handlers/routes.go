@@ -79,6 +79,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/calls/:id/rounds/:seq/draft", h.roundDraft)
 	e.POST("/calls/:id/retry", h.callRetry)
 	e.POST("/calls/:id/stop", h.callStop)
+	e.GET("/servers/:server/tools/:tool/icon", h.toolIcon)
 	e.POST("/calls/:id/delete", h.callDelete)
 	e.POST("/calls/:id/again", h.callAgain)
 

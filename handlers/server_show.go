@@ -69,7 +69,7 @@ func (h *Handler) serverPageVM(ctx context.Context, srv *store.Server) views.Ser
 		vm.ToolsError = mcpclient.WithDetail(toolsUnlisted, toolsErr)
 	}
 	for _, t := range tools {
-		vm.Tools = append(vm.Tools, toolVM(srv.Name, t))
+		vm.Tools = append(vm.Tools, toolVM(srv, t))
 	}
 	if catalogErr != nil {
 		vm.CatalogError = mcpclient.WithDetail("The prompts and resources of this server could not be listed.", catalogErr)
@@ -97,10 +97,10 @@ func (h *Handler) serverPageVM(ctx context.Context, srv *store.Server) views.Ser
 }
 
 // toolVM is a tool in a list, linking to its form.
-func toolVM(server string, t *mcp.Tool) views.ToolVM {
+func toolVM(srv *store.Server, t *mcp.Tool) views.ToolVM {
 	return views.ToolVM{
 		Name: t.Name, Title: cmp.Or(toolTitle(t), t.Name), Description: t.Description,
-		Href: "/servers/" + url.PathEscape(server) + "/tools/" + url.PathEscape(t.Name),
+		Href: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(t.Name), Icon: iconHref(srv, t),
 	}
 }
 

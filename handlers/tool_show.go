@@ -61,7 +61,7 @@ func (h *Handler) toolPage(ctx context.Context, serverName, toolName string) (*v
 	vm := &views.ToolPageVM{
 		Server: srv.Name, Name: tool.Name, Title: cmp.Or(toolTitle(tool), tool.Name), Description: tool.Description,
 		Action: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(tool.Name),
-		Form:   form,
+		Form:   form, Icon: iconHref(srv, tool),
 	}
 	if a := tool.Annotations; a != nil {
 		vm.ReadOnly = a.ReadOnlyHint

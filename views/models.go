@@ -29,6 +29,8 @@ type ToolVM struct {
 	Title       string
 	Description string
 	Href        string
+	// Icon is where Rounds serves the tool's icon, or "".
+	Icon string
 }
 
 // CallSummary is one line of a list of calls.
@@ -60,6 +62,8 @@ type ToolPageVM struct {
 	ReadOnly     bool
 	Destructive  bool
 	ConfirmError string
+	// Icon is where Rounds serves the tool's icon, or "".
+	Icon string
 }
 
 // ErrorLink is an entry of an error summary, linking to its field.

@@ -46,7 +46,6 @@ type iconEntry struct {
 	at   time.Time
 }
 
-
 // toolIcon serves a tool's icon, or 404 when it has none Rounds will show.
 func (h *Handler) toolIcon(c echo.Context) error {
 	ctx := c.Request().Context()

@@ -13,7 +13,8 @@ import (
 // TestBrowserProgress: a tool that says how far it got, step by step. Its
 // call page shows the server's words and a bar out of the total, moving
 // without a reload at laptop width (JavaScript on); at phone width without
-// JavaScript, a reload shows where it stands. The page offers Stop.
+// JavaScript, a reload shows where it stands. Stop asks, then stops the
+// call, with JavaScript and without.
 func TestBrowserProgress(t *testing.T) {
 	t.Parallel()
 	browser := newBrowser(t)
@@ -60,6 +61,20 @@ func TestBrowserProgress(t *testing.T) {
 				t.Error("the page reloaded to move the bar")
 			}
 		}
+		// Stop asks first (a disclosure, which needs no script), then stops.
+		if evaluate[bool](j, "stop shown at once", `document.querySelector('[data-testid="stop-confirm"]').checkVisibility()`) {
+			t.Error("Stop acts without asking")
+		}
+		j.within("stop the call",
+			chromedp.Click(chromedp.CSS(`[data-testid="stop"] summary`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="stop-confirm"]`)),
+			chromedp.Click(chromedp.CSS(`[data-testid="stop-confirm"]`)),
+		)
+		j.within("the call to read cancelled", chromedp.WaitVisible(chromedp.CSS(`#call[data-status="cancelled"]`)))
+		j.fits("the stopped call", c.width)
+	}
+	if n := len(rep.Tokens()); n != 2 {
+		t.Errorf("%d calls reached the server, want 2", n)
 	}
 }
 

@@ -339,7 +339,7 @@ const progressEvery = 500 * time.Millisecond
 // said last is stored before it returns.
 func (e *Engine) progress(callID string, seq int) (report func(mcpclient.Progress), done func()) {
 	latest := make(chan store.Progress, 1)
-	finished := make(chan struct{})
+	ending, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
 		for p := range latest {
@@ -348,7 +348,10 @@ func (e *Engine) progress(callID string, seq int) (report func(mcpclient.Progres
 				e.log.WarnContext(ctx, "storing a request's progress", "call_id", callID, "err", err)
 			}
 			cancel()
-			time.Sleep(progressEvery)
+			select { // once the request has returned, the last is stored at once
+			case <-time.After(progressEvery):
+			case <-ending:
+			}
 		}
 	}()
 	report = func(p mcpclient.Progress) {
@@ -366,6 +369,7 @@ func (e *Engine) progress(callID string, seq int) (report func(mcpclient.Progres
 		}
 	}
 	return report, func() {
+		close(ending)
 		close(latest)
 		<-finished
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,11 +25,11 @@ import (
 )
 
 // Timeouts of the instances in these tests: every answer comes after all
-// of them, and after the server's state has expired.
+// of them, and after the server's state has run out (mcptest's Expire:
+// what Rounds sends at once afterwards is taken, however busy the machine).
 const (
 	requestTimeout = time.Second
 	heartbeat      = 300 * time.Millisecond
-	stateTTL       = 1500 * time.Millisecond
 	humanPause     = 2 * time.Second
 )
 
@@ -178,9 +179,6 @@ func TestAnswerAfterServerForgot(t *testing.T) {
 	for _, how := range []string{"expired", "server restarted"} {
 		t.Run(how, func(t *testing.T) {
 			fake := mcptest.NewFake(t, mcptest.FastMCP4)
-			if how == "expired" {
-				fake.SetStateTTL(stateTTL)
-			}
 			a := startInstance(t, pool, "a-"+how, engine.Config{})
 			server, err := a.st.UpsertServer(ctx, "fastmcp-"+strings.ReplaceAll(how, " ", "-"), fake.URL)
 			if err != nil {
@@ -189,8 +187,11 @@ func TestAnswerAfterServerForgot(t *testing.T) {
 			id := bookFlight(t, a.st, server.ID)
 			a.stop()
 			time.Sleep(humanPause)
+			// The state's TTL runs out, or the server restarts with a new key.
 			if how == "server restarted" {
 				fake.Restart()
+			} else {
+				fake.Expire()
 			}
 			b := startInstance(t, pool, "b-"+how, engine.Config{})
 			answer(t, b.st, id, 2, onMay4)
@@ -260,10 +261,10 @@ func TestAskedAfreshOnlyTheSame(t *testing.T) {
 
 	t.Run("a question that moved goes to the person", func(t *testing.T) {
 		fake := mcptest.NewFake(t, mcptest.FastMCP4)
-		fake.SetStateTTL(stateTTL)
 		fake.MoveFares()
 		id := bookFlight(t, in.st, register(t, fake))
 		time.Sleep(humanPause)
+		fake.Expire()
 		answer(t, in.st, id, 2, onMay4)
 		waitFor(t, in.st, id, store.CallInputRequired, 4)
 		rounds, err := in.st.Rounds(ctx, id)
@@ -299,13 +300,13 @@ func TestAskedAfreshOnlyTheSame(t *testing.T) {
 
 	t.Run("replay off: the call stops, and a retry asks the person", func(t *testing.T) {
 		fake := mcptest.NewFake(t, mcptest.FastMCP4)
-		fake.SetStateTTL(stateTTL)
 		serverID := register(t, fake)
 		if err := in.st.SetServerReplay(ctx, fmt.Sprintf("fastmcp-%d", servers), false); err != nil {
 			t.Fatal(err)
 		}
 		id := bookFlight(t, in.st, serverID)
 		time.Sleep(humanPause)
+		fake.Expire()
 		answer(t, in.st, id, 2, onMay4)
 		call := waitFor(t, in.st, id, store.CallFailed, 2)
 		msg := deref(call.Error)
@@ -333,13 +334,13 @@ func TestAskedAfreshAtMostSoOften(t *testing.T) {
 	pool := storetest.NewPool(t)
 	in := startInstance(t, pool, "never", engine.Config{MaxRestarts: -1})
 	fake := mcptest.NewFake(t, mcptest.FastMCP4)
-	fake.SetStateTTL(stateTTL)
 	s, err := in.st.UpsertServer(t.Context(), "fastmcp", fake.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := bookFlight(t, in.st, s.ID)
 	time.Sleep(humanPause)
+	fake.Expire()
 	answer(t, in.st, id, 2, onMay4)
 	call := waitFor(t, in.st, id, store.CallFailed, 2)
 	if call.Restarts != 0 || !strings.Contains(deref(call.Error), "not to ask a server afresh by itself") {
@@ -374,7 +375,11 @@ func TestAskedAfreshAtMostSoOften(t *testing.T) {
 func TestPromptAndResourceAfterServerForgot(t *testing.T) {
 	pool := storetest.NewPool(t)
 	ctx := t.Context()
-	srv := httptest.NewServer(demo.Handler(demo.Options{Secret: []byte("forgetful demo"), StateTTL: stateTTL}))
+	// The demo's clock jumps past its state's lifetime while the person
+	// thinks; what it seals after that lives an hour again.
+	var ahead atomic.Int64
+	srv := httptest.NewServer(demo.Handler(demo.Options{Secret: []byte("forgetful demo"), StateTTL: time.Hour,
+		Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }}))
 	t.Cleanup(srv.Close)
 	in := startInstance(t, pool, "demo", engine.Config{})
 	server, err := in.st.UpsertServer(ctx, "demo", srv.URL)
@@ -397,6 +402,7 @@ func TestPromptAndResourceAfterServerForgot(t *testing.T) {
 			}
 			waitFor(t, in.st, call.ID, store.CallInputRequired, 1)
 			time.Sleep(humanPause)
+			ahead.Add(int64(2 * time.Hour))
 			answer(t, in.st, call.ID, 1, c.answer)
 			done := waitFor(t, in.st, call.ID, store.CallComplete, 2)
 			if !strings.Contains(string(done.Result), c.want) || done.Restarts != 1 {

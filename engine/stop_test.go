@@ -22,7 +22,7 @@ import (
 // is how the server learns to stop, and the call stays cancelled.
 func TestStopClosesTheRequest(t *testing.T) {
 	pool := storetest.NewPool(t)
-	var stoppedAfter atomic.Int64 // how long the server's tools/call ran before it was closed
+	var closedAt atomic.Int64 // when the server saw its tools/call closed (unix nanoseconds)
 	started := make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -39,12 +39,11 @@ func TestStopClosesTheRequest(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
-			began := time.Now()
 			started <- struct{}{}
 			select {
 			case <-r.Context().Done():
-				stoppedAfter.Store(int64(time.Since(began)))
-			case <-time.After(15 * time.Second):
+				closedAt.Store(time.Now().UnixNano())
+			case <-time.After(time.Minute):
 				_, _ = w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":" + string(msg.ID) + ",\"result\":{\"content\":[],\"resultType\":\"complete\"}}\n\n"))
 			}
 		default:
@@ -53,8 +52,8 @@ func TestStopClosesTheRequest(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	// The request may take long: the stop, not a timeout, must end it.
-	runs := startInstanceWith(t, pool, "runs", engine.Config{}, 20*time.Second)
-	other := startInstanceWith(t, pool, "other", engine.Config{}, 20*time.Second)
+	runs := startInstanceWith(t, pool, "runs", engine.Config{}, 2*time.Minute)
+	other := startInstanceWith(t, pool, "other", engine.Config{}, 2*time.Minute)
 	ctx := t.Context()
 	server, err := runs.st.UpsertServer(ctx, "slow", srv.URL)
 	if err != nil {
@@ -72,16 +71,21 @@ func TestStopClosesTheRequest(t *testing.T) {
 		t.Fatal("the request never reached the server")
 	}
 	time.Sleep(time.Second) // the server works a while, past the heartbeat
+	if closedAt.Load() != 0 {
+		t.Fatal("the request was closed before the call was cancelled")
+	}
+	stopped := time.Now()
 	if err := other.st.CancelCall(ctx, call.ID, store.AuditEntry{Instance: "other", Actor: "ada", Action: "call.cancelled", Target: call.ID}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for stoppedAfter.Load() == 0 && time.Now().Before(deadline) {
+	deadline := time.Now().Add(10 * time.Second)
+	for closedAt.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if d := time.Duration(stoppedAfter.Load()); d == 0 || d > 4*time.Second {
-		t.Fatalf("the server's request ran %s before it was closed; want it closed soon after the stop", d)
+	if closedAt.Load() == 0 {
+		t.Fatal("the server's request was never closed after the call was cancelled")
 	}
+	t.Logf("closed %s after the cancel", time.Unix(0, closedAt.Load()).Sub(stopped).Round(time.Millisecond))
 	time.Sleep(300 * time.Millisecond)
 	c, err := runs.st.Call(ctx, call.ID)
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/mcp-rounds/rounds/mcptest"
 )
 
-// TestBrowserAnswerAfterServerForgot: FastMCP 4 servers that keep a
-// round's state for two seconds. In Chromium at laptop and phone widths a
+// TestBrowserAnswerAfterServerForgot: FastMCP 4 servers whose rounds'
+// state runs out while the person thinks. In Chromium at laptop and phone widths a
 // person starts book_flight on instance A, answers its first round, and
 // answers the second on instance B after the state ran out and after the
 // instances' request timeout and heartbeat. On the laptop the server asks
@@ -27,9 +27,6 @@ func TestBrowserAnswerAfterServerForgot(t *testing.T) {
 	browser := newBrowser(t)
 	db := newDatabase(t)
 	fakes := map[int64]*mcptest.Fake{1280: mcptest.NewFake(t, mcptest.FastMCP4), 390: mcptest.NewFake(t, mcptest.FastMCP4)}
-	for _, f := range fakes {
-		f.SetStateTTL(2 * time.Second)
-	}
 	fakes[390].MoveFares()
 	env := map[string]string{"MCP_SERVERS": "laptop=" + fakes[1280].URL + ",phone=" + fakes[390].URL,
 		"MCP_REQUEST_TIMEOUT": "1s", "HEARTBEAT_INTERVAL": "500ms"}
@@ -53,7 +50,8 @@ func TestBrowserAnswerAfterServerForgot(t *testing.T) {
 			)
 			loc := evaluate[string](j, "location", `location.pathname`)
 			id := strings.TrimPrefix(loc, "/calls/")
-			time.Sleep(2500 * time.Millisecond) // past the server's TTL and every timeout of ours
+			time.Sleep(2500 * time.Millisecond) // past every timeout of ours
+			fakes[width].Expire()               // and the server's state has run out
 			j.within("answer the date on B",
 				chromedp.Navigate(b.URL+loc),
 				chromedp.WaitVisible(chromedp.CSS(`[name="q0.date"]`)),
@@ -63,9 +61,6 @@ func TestBrowserAnswerAfterServerForgot(t *testing.T) {
 			if server == "phone" {
 				j.within("wait for the round that changed",
 					chromedp.WaitVisible(chromedp.CSS(`[data-testid="changed-since"]`)))
-				// The person answers the changed round within the server's
-				// time: it keeps this one.
-				fakes[390].SetStateTTL(time.Minute)
 				if got := j.text(`form[data-testid="round-form"]`); !strings.Contains(got, "Fares from €435.") {
 					t.Errorf("the round that changed reads %q", got)
 				}
@@ -142,6 +137,7 @@ func TestBrowserAnswerAfterServerForgot(t *testing.T) {
 	api.answer(a.URL, call.ID, 1, `{"destination":{"action":"accept","content":{"destination":"Lisbon"}}}`)
 	api.waitFor(a.URL, call.ID, 10*time.Second, roundIs(2))
 	time.Sleep(2500 * time.Millisecond)
+	fakes[1280].Expire()
 	api.answer(b.URL, call.ID, 2, `{"date":{"action":"accept","content":{"date":"2031-05-04"}}}`)
 	failed := api.waitFor(b.URL, call.ID, 10*time.Second, func(c apiCall) bool { return c.Status == "failed" })
 	if failed.Error == nil || !strings.Contains(failed.Error.Message, "not to give answers again to this server") {

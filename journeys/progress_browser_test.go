@@ -19,7 +19,7 @@ func TestBrowserProgress(t *testing.T) {
 	t.Parallel()
 	browser := newBrowser(t)
 	db := newDatabase(t)
-	rep := mcptest.NewReporter(t, 8, 1500*time.Millisecond)
+	rep := mcptest.NewReporter(t, 20, 1500*time.Millisecond)
 	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "reporter=" + rep.URL, "MCP_REQUEST_TIMEOUT": "30s"}, nil)
 	for _, c := range []struct {
 		width int64
@@ -40,11 +40,11 @@ func TestBrowserProgress(t *testing.T) {
 		}
 		j.within("wait for the progress", chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress-bar"]`)))
 		first := j.text(`[data-testid="progress-message"]`)
-		if !strings.HasPrefix(first, "Step ") || !strings.HasSuffix(first, " of 8 <b>") {
+		if !strings.HasPrefix(first, "Step ") || !strings.HasSuffix(first, " of 20 <b>") {
 			t.Errorf("the progress says %q, want the server's words as text", first)
 		}
-		if max := evaluate[string](j, "the bar's total", `document.querySelector('[data-testid="progress-bar"]').max + ""`); max != "8" {
-			t.Errorf("the bar's total is %s, want 8", max)
+		if max := evaluate[string](j, "the bar's total", `document.querySelector('[data-testid="progress-bar"]').max + ""`); max != "20" {
+			t.Errorf("the bar's total is %s, want 20", max)
 		}
 		if !strings.Contains(j.text(`[data-testid="stop"]`), "Stop the call") {
 			t.Error("the running call offers no Stop")

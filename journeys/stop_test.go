@@ -18,25 +18,24 @@ import (
 // cannot stop it.
 func TestStopARunningCall(t *testing.T) {
 	t.Parallel()
-	var closedAfter atomic.Int64
+	var closedAt atomic.Int64 // when the server saw the request's stream closed (unix nanoseconds)
 	slow := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if bytes.Contains(body, []byte(`"tools/call"`)) && bytes.Contains(body, []byte(`"current_time"`)) {
-				began := time.Now()
 				select {
 				case <-r.Context().Done():
-					closedAfter.Store(int64(time.Since(began)))
+					closedAt.Store(time.Now().UnixNano())
 					return
-				case <-time.After(8 * time.Second):
+				case <-time.After(time.Minute):
 				}
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
 	db := newDatabase(t)
-	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, slow), "MCP_REQUEST_TIMEOUT": "20s"}
+	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, slow), "MCP_REQUEST_TIMEOUT": "2m"}
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)
 	owner := newClient(t, db)
@@ -54,15 +53,20 @@ func TestStopARunningCall(t *testing.T) {
 	if status, _ := bob.post(b.URL+"/calls/"+call.ID+"/stop", url.Values{}); status != http.StatusNotFound {
 		t.Errorf("another person stopping the call: %d, want 404", status)
 	}
+	if closedAt.Load() != 0 {
+		t.Fatal("the server's request was closed before anyone stopped the call")
+	}
+	stopped := time.Now()
 	if status, body := owner.post(b.URL+"/calls/"+call.ID+"/stop", url.Values{}); status != http.StatusSeeOther {
 		t.Fatalf("stop: %d %s", status, body)
 	}
-	for deadline := time.Now().Add(5 * time.Second); closedAfter.Load() == 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); closedAt.Load() == 0 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if d := time.Duration(closedAfter.Load()); d == 0 || d > 5*time.Second {
-		t.Fatalf("the server's request ran %s before its stream was closed", d)
+	if closedAt.Load() == 0 {
+		t.Fatal("the server's request was never closed after the stop")
 	}
+	t.Logf("the server's request was closed %s after the stop", time.Unix(0, closedAt.Load()).Sub(stopped).Round(time.Millisecond))
 	got := owner.waitFor(a.URL, call.ID, 5*time.Second, func(c apiCall) bool { return c.Status == "cancelled" })
 	if got.Error == nil || !strings.Contains(got.Error.Message, "cancelled") {
 		t.Errorf("the stopped call says %+v", got.Error)

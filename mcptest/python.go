@@ -68,6 +68,7 @@ type Fake struct {
 
 	mu         sync.Mutex
 	stateTTL   time.Duration // how long a sealed requestState is taken; 0 for ever
+	expired    time.Time     // states sealed before it have run out (Expire)
 	fares      int           // book_flight's moving fare, when set; 0 when it names none
 	exchanges  []Exchange
 	violations []string
@@ -96,6 +97,16 @@ func NewFake(tb testing.TB, flavour Flavour) *Fake {
 func (f *Fake) SetStateTTL(ttl time.Duration) {
 	f.mu.Lock()
 	f.stateTTL = ttl
+	f.mu.Unlock()
+}
+
+// Expire lets every requestState sealed so far run out now, as its TTL
+// would have: the server refuses each as expired, and takes those it seals
+// later. A test answers after it as a person would after the TTL, while
+// what Rounds sends at once afterwards stays within any TTL.
+func (f *Fake) Expire() {
+	f.mu.Lock()
+	f.expired = time.Now()
 	f.mu.Unlock()
 }
 

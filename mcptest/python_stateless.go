@@ -114,7 +114,7 @@ func (f *Fake) unseal(token *string) (string, string) {
 	}
 	f.mu.Lock()
 	mac := hmac.New(sha256.New, f.secret)
-	ttl := f.stateTTL
+	ttl, expired := f.stateTTL, f.expired
 	f.mu.Unlock()
 	mac.Write(raw[sha256.Size:])
 	if !hmac.Equal(mac.Sum(nil), raw[:sha256.Size]) {
@@ -127,7 +127,8 @@ func (f *Fake) unseal(token *string) (string, string) {
 	if json.Unmarshal(raw[sha256.Size:], &payload) != nil {
 		return "", "malformed"
 	}
-	if ttl > 0 && time.Since(time.UnixMilli(payload.T)) > ttl {
+	sealed := time.UnixMilli(payload.T)
+	if (ttl > 0 && time.Since(sealed) > ttl) || !sealed.After(expired) {
 		return "", "expired"
 	}
 	return payload.S, ""

@@ -299,10 +299,25 @@ func (e *Engine) watchStop(ctx context.Context, callID string, cancel context.Ca
 	if n == nil {
 		return did.Load, func() {}
 	}
-	changed, latest, stop := n.Watch(callID)
 	done := make(chan struct{})
 	go func() {
-		for {
+		// Most requests are answered before anyone could press Stop, and a
+		// cancelled call drops what its request brings back anyway: the
+		// watch begins only for a request still running after a moment.
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(stopWatchAfter):
+		}
+		changed, latest, stop := n.Watch(callID)
+		defer stop()
+		status := ""
+		if c, err := e.store.Call(ctx, callID); err == nil { // a stop before the watch began
+			status = c.Status
+		}
+		for status != store.CallCancelled {
 			select {
 			case <-done:
 				return
@@ -310,24 +325,21 @@ func (e *Engine) watchStop(ctx context.Context, callID string, cancel context.Ca
 				return
 			case <-changed:
 			}
-			status := ""
 			if note := latest(); note != nil {
 				status = note.Status
 			} else if c, err := e.store.Call(ctx, callID); err == nil {
 				status = c.Status
 			}
-			if status == store.CallCancelled {
-				did.Store(true)
-				cancel()
-				return
-			}
 		}
+		did.Store(true)
+		cancel()
 	}()
-	return did.Load, func() {
-		stop()
-		close(done)
-	}
+	return did.Load, func() { close(done) }
 }
+
+// stopWatchAfter is how long a request runs before its call is watched for
+// a stop.
+const stopWatchAfter = 500 * time.Millisecond
 
 // progressEvery is how often at most a request's progress is stored: the
 // server may say it many times a second.
@@ -340,7 +352,8 @@ const progressEvery = 500 * time.Millisecond
 func (e *Engine) progress(callID string, seq int) (report func(mcpclient.Progress), done func()) {
 	latest := make(chan store.Progress, 1)
 	ending, finished := make(chan struct{}), make(chan struct{})
-	go func() {
+	var start sync.Once // most requests say nothing of their progress: no writer for them
+	writer := func() {
 		defer close(finished)
 		for p := range latest {
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -353,8 +366,10 @@ func (e *Engine) progress(callID string, seq int) (report func(mcpclient.Progres
 			case <-ending:
 			}
 		}
-	}()
+	}
+	started := false
 	report = func(p mcpclient.Progress) {
+		start.Do(func() { started = true; go writer() })
 		sp := store.Progress{Seq: seq, Progress: p.Progress, Total: p.Total, Message: p.Message}
 		for {
 			select {
@@ -369,6 +384,10 @@ func (e *Engine) progress(callID string, seq int) (report func(mcpclient.Progres
 		}
 	}
 	return report, func() {
+		start.Do(func() {}) // no report comes after this
+		if !started {
+			return
+		}
 		close(ending)
 		close(latest)
 		<-finished

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,13 @@ type ServerConfig struct {
 	Protocol string
 	// Sampling and Roots switch on what the server may ask besides forms.
 	Sampling, Roots bool
+	// HeaderName and HeaderValue, from MCP_SERVERS_FILE, are sent with
+	// every request to the server's own origin.
+	HeaderName, HeaderValue string
+	// Command runs a local server over stdio (MCP_SERVERS_FILE only), at
+	// most MaxProcesses at once for calls that hold a session.
+	Command      *mcpclient.Command
+	MaxProcesses int
 }
 
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/rounds?sslmode=disable"
@@ -192,6 +200,19 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		if cfg.Servers, err = parseServers(v); err != nil {
 			return cfg, err
 		}
+	}
+	if path := getenv("MCP_SERVERS_FILE"); path != "" {
+		more, err := loadServersFile(path, getenv)
+		if err != nil {
+			return cfg, err
+		}
+		for _, s := range more {
+			if slices.ContainsFunc(cfg.Servers, func(o ServerConfig) bool { return o.Name == s.Name }) {
+				return cfg, fmt.Errorf("MCP_SERVERS_FILE: server %s is named in MCP_SERVERS too", s.Name)
+			}
+		}
+		cfg.serversSet = true
+		cfg.Servers = append(cfg.Servers, more...)
 	}
 	if cfg.Roots, err = parseRoots(getenv("MCP_ROOTS")); err != nil {
 		return cfg, err

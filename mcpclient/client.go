@@ -67,6 +67,9 @@ type Options struct {
 	// RequestTimeout bounds each request but a held session's call, which
 	// waits for people and is bounded by its context; default 30s.
 	RequestTimeout time.Duration
+	// Locals are the local servers, spoken to over stdio, that a server
+	// URL starting with LocalScheme names.
+	Locals *Locals
 }
 
 // Server is where requests go and what we tell it we can answer.
@@ -142,6 +145,7 @@ type Client struct {
 	shedBackoff time.Duration
 	ttl         time.Duration
 	timeout     time.Duration
+	locals      *Locals
 
 	mu        sync.Mutex
 	discovery map[string]discovered // by server URL and pinned protocol
@@ -169,6 +173,7 @@ func New(opts Options) *Client {
 		shedBackoff: opts.ShedBackoff,
 		ttl:         opts.DiscoveryTTL,
 		discovery:   map[string]discovered{},
+		locals:      opts.Locals,
 	}
 	if c.maxState <= 0 {
 		c.maxState = 4 << 20

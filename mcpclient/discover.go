@@ -91,7 +91,24 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *
 	client := mcp.NewClient(&impl, opts)
 	// The go-sdk answers roots/list from these, without asking anyone.
 	client.AddRoots(roots...)
-	transport := &mcp.StreamableClientTransport{
+	var transport mcp.Transport
+	if name, ok := LocalName(srv.URL); ok {
+		var err error
+		if transport, _, err = c.localTransport(ctx, name, srv.Protocol, w); err != nil {
+			return nil, nil, err
+		}
+		connectCtx, cancel := context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+		cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
+		if err != nil {
+			if w.local != nil {
+				_ = w.local.Close()
+			}
+			return nil, nil, w.wrap(ctx, err)
+		}
+		return cs, w, nil
+	}
+	st := &mcp.StreamableClientTransport{
 		Endpoint:   srv.URL,
 		HTTPClient: hc,
 		// A handshake-era server may send its questions on the standalone
@@ -103,8 +120,9 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *
 		// A held session's server may close an SSE stream gracefully
 		// (after an event id and a retry field) and expect us back: the
 		// go-sdk then reconnects with GET and Last-Event-ID.
-		transport.MaxRetries = 0 // its default, five tries
+		st.MaxRetries = 0 // its default, five tries
 	}
+	transport = st
 	connectCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
@@ -400,6 +418,9 @@ func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, 
 	if refused := w.refusedQuestion(); refused != nil {
 		// Whatever the server made of the refusal, the call ends with it.
 		return nil, refused
+	}
+	if exited := w.exited(); exited != nil && err != nil {
+		return nil, exited
 	}
 	if err != nil {
 		return nil, w.wrap(ctx, err)

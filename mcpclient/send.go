@@ -31,6 +31,9 @@ type Answers struct {
 	// RequestState is the raw JSON string token the server sent, quotes
 	// included, or nil when it sent none.
 	RequestState []byte
+	// Process is the local server's process that sent the state (see
+	// Round.Process); only it can open the state.
+	Process string
 }
 
 // Outcome is what a request came back with: a final result or a round.
@@ -51,6 +54,9 @@ type Round struct {
 	RequestState []byte
 	// Questions summarizes InputRequests, in the server's order.
 	Questions []Question
+	// Process names the process of a local server that asked (Process.ID);
+	// "" for a server over HTTP.
+	Process string
 }
 
 // Send sends req, with the answers to the previous round if any, and
@@ -123,11 +129,20 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 		return nil, err
 	}
 	hc, w := c.wired(srv, false)
-	transport := &mcp.StreamableClientTransport{
+	var transport mcp.Transport = &mcp.StreamableClientTransport{
 		Endpoint:             srv.URL,
 		HTTPClient:           hc,
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
+	}
+	var proc *Process
+	if name, ok := LocalName(srv.URL); ok {
+		if transport, proc, err = c.localTransport(ctx, name, version, w); err != nil {
+			return nil, err
+		}
+		if ans != nil && ans.Process != "" && ans.Process != proc.ID {
+			return nil, &ProcessGoneError{Server: name}
+		}
 	}
 	conn, err := transport.Connect(ctx)
 	if err != nil {
@@ -175,6 +190,9 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 			return nil, err
 		}
 		out.Protocol = version
+		if out.Round != nil && proc != nil {
+			out.Round.Process = proc.ID
+		}
 		return out, nil
 	}
 }

@@ -22,6 +22,10 @@ const ReasonInvalidRequestState = "invalid_request_state"
 // invalid-params errors (a bad argument, an unknown tool) are not this,
 // whatever their message.
 func StateExpired(err error) bool {
+	var gone *ProcessGoneError
+	if errors.As(err, &gone) {
+		return true
+	}
 	var refused *HTTPError
 	if errors.As(err, &refused) {
 		return refused.Code == CodeInvalidParams && refused.Reason == ReasonInvalidRequestState

@@ -30,6 +30,9 @@ type wire struct {
 	base http.RoundTripper
 	held bool     // rewrite elicitations (held sessions only)
 	auth *authBox // the token, and the server's authorization challenge
+	// local is the connection of a local server's process of its own,
+	// which stands in for HTTP (see stdio.go).
+	local *sessionConn
 
 	mu      sync.Mutex
 	refused *HTTPError

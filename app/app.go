@@ -110,6 +110,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			ln.Close()
 			return fail(err)
 		}
+		if s.HeaderName != "" {
+			// From MCP_SERVERS_FILE: kept as stored credentials are, and
+			// sent only to the server's own origin.
+			if err := st.SetServerHeader(ctx, s.Name, s.HeaderName, s.HeaderValue); err != nil {
+				ln.Close()
+				return fail(err)
+			}
+		}
 		if _, named := cfg.Roots[s.Name]; !named && s.Roots && cfg.serversSet {
 			log.Warn("roots are on for a server MCP_ROOTS gives no roots for; it is told the roots set on the admin page, or none", "server", s.Name)
 		}
@@ -135,7 +143,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		}
 	}
 
-	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: cfg.Version, RequestTimeout: cfg.RequestTimeout})
+	locals := mcpclient.NewLocals()
+	for _, s := range servers {
+		if s.Command != nil {
+			// A server pinned to a handshake-era revision has a process
+			// per call only; any other shares one long-lived process too.
+			shared := s.Protocol == "auto" || s.Protocol >= mcpclient.ProtocolStateless
+			locals.Add(s.Name, *s.Command, s.MaxProcesses, shared)
+		}
+	}
+	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: cfg.Version, RequestTimeout: cfg.RequestTimeout, Locals: locals})
 	publicURL := cfg.PublicURL
 	if publicURL == "" {
 		publicURL = "http://" + ln.Addr().String()
@@ -160,6 +177,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		PublicURL:           publicURL,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		Auth:                &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(cfg.RequestTimeout), PublicURL: publicURL},
+		Locals:              locals,
 	}, log)
 	if err != nil {
 		ln.Close()

@@ -67,7 +67,7 @@ func parseServersFile(path string, data []byte, getenv func(string) string) ([]S
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fail(te.Offset, "%s should be %s, not a JSON %s", or(te.Field, "the value"), te.Type, te.Value)
+			return fail(te.Offset, "%s should be %s, not a JSON %s", or(te.Field, "the value"), jsonKind(te.Type.String()), te.Value)
 		}
 		return fail(dec.InputOffset(), "%s", strings.TrimPrefix(err.Error(), "json: "))
 	}
@@ -117,7 +117,7 @@ func parseServersFile(path string, data []byte, getenv func(string) string) ([]S
 			if err := entryDec.Decode(&e); err != nil {
 				var te *json.UnmarshalTypeError
 				if errors.As(err, &te) {
-					return nil, fail(at+te.Offset, "server %q: %s should be %s, not a JSON %s", name, te.Field, te.Type, te.Value)
+					return nil, fail(at+te.Offset, "server %q: %s should be %s, not a JSON %s", name, te.Field, jsonKind(te.Type.String()), te.Value)
 				}
 				return nil, fail(at, "server %q: %s", name, strings.TrimPrefix(err.Error(), "json: "))
 			}
@@ -227,6 +227,23 @@ func (e fileEntry) server(name string, getenv func(string) string) (ServerConfig
 		return sc, fmt.Errorf("%s is not set in Rounds' environment", strings.Join(missing, ", "))
 	}
 	return sc, nil
+}
+
+// jsonKind names a Go type as the JSON it is read from.
+func jsonKind(goType string) string {
+	switch goType {
+	case "[]string":
+		return "a list of strings"
+	case "map[string]string":
+		return "an object of strings"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "int":
+		return "a whole number"
+	}
+	return goType
 }
 
 // envRef is a ${NAME} in a servers file's value.

@@ -98,6 +98,8 @@ type Config struct {
 	// already spent trying, up to a minute, or what the server asked for.
 	RetryWindow  time.Duration
 	RetryBackoff time.Duration
+	// Locals are the local servers (stdio) this instance runs; see local.go.
+	Locals *mcpclient.Locals
 	// FetchPollInterval is how often an instance looks for jobs it was not
 	// told of; default River's (1s). Jobs are announced as they are
 	// inserted, so this only matters when an announcement is lost.
@@ -189,6 +191,10 @@ type Engine struct {
 	holdMu   sync.Mutex
 	holding  map[int64]context.CancelFunc
 	stopping bool
+
+	// The local servers' long-lived processes (local.go).
+	localStop context.CancelFunc
+	localDone sync.WaitGroup
 }
 
 // New builds an engine over pool. Call Start to begin working jobs.
@@ -211,10 +217,15 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 	if err := river.AddWorkerSafely(workers, &retentionWorker{e: e}); err != nil {
 		return nil, err
 	}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}}
+	if len(e.cfg.Locals.Names()) > 0 {
+		// Retries that must reach this instance's local processes.
+		queues[store.LocalQueue(e.cfg.InstanceID)] = river.QueueConfig{MaxWorkers: e.cfg.Workers}
+	}
 	rc, err := river.NewClient(newDriver(pool, e.cfg.Notifier), &river.Config{
 		ID:           e.cfg.InstanceID,
 		PeriodicJobs: e.periodicJobs(),
-		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}},
+		Queues:       queues,
 		Workers:      workers,
 		JobTimeout:   e.cfg.RequestTimeout,
 		// Jobs are fetched when their insert's notification arrives: the
@@ -247,7 +258,9 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 
 // Start begins working jobs and beating the instance's heartbeat.
 func (e *Engine) Start(ctx context.Context) error {
+	e.startLocals(ctx)
 	if err := e.river.Start(ctx); err != nil {
+		e.stopLocals()
 		return err
 	}
 	e.startHeartbeat(ctx)
@@ -263,6 +276,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	}
 	e.holdMu.Unlock()
 	err := e.river.Stop(ctx)
+	e.stopLocals()
 	return errors.Join(err, e.stopHeartbeat(ctx))
 }
 

@@ -52,6 +52,11 @@ func (w *expiryWorker) Work(ctx context.Context, _ *river.Job[expiryArgs]) error
 	if err != nil {
 		return err
 	}
+	if n, err := w.e.store.ReclaimLocalJobs(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		w.e.log.InfoContext(ctx, "retries handed to instances that are gone go to any instance", "jobs", n)
+	}
 	return w.e.store.PruneInstances(ctx)
 }
 

@@ -180,6 +180,12 @@ func (e *Engine) release(jobID int64) {
 // side effects, so it is not retried.
 func (e *Engine) orphaned(ctx context.Context, c *store.Call) error {
 	e.log.WarnContext(ctx, "held session lost with its instance", "call_id", c.ID)
+	if _, local := mcpclient.LocalName(c.ServerURL); local {
+		return e.store.AbandonHeldCall(ctx, c.ID,
+			"The server's process stopped with the instance that ran it, while it held this call's question, "+
+				"so its answer will not come. The call was not sent again, since repeating it could repeat what it does. "+
+				"Start it again if you want it.")
+	}
 	return e.store.AbandonHeldCall(ctx, c.ID,
 		"The instance holding this call's session with the server stopped, so the server's session is gone. "+
 			"The call was not sent again, since repeating it could repeat what it does. Start it again if you want it.")

@@ -29,6 +29,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 			return e.orphaned(ctx, c)
 		}
 	}
+	if moved, err := e.handOver(ctx, callID, seq); moved || err != nil {
+		return err
+	}
 	a, err := e.store.StartAttempt(ctx, callID, seq)
 	switch {
 	case errors.Is(err, store.ErrConflict):
@@ -49,6 +52,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		return err
 	}
 	srv.Token = token
+	if err := e.waitForProcess(ctx, srv, callID, seq); err != nil {
+		return err
+	}
 	// Requests to 2026-07-28 servers are bounded by the MCP client's own
 	// timeout. A held session outlives River's job timeout, so it runs on a
 	// context of its own, bounded by every question's deadline.
@@ -142,6 +148,9 @@ func (e *Engine) prepare(a *store.Attempt) (mcpclient.Server, mcpclient.Request,
 	var answers *mcpclient.Answers
 	if a.Round != nil && !a.Afresh() {
 		answers = &mcpclient.Answers{InputResponses: a.Round.Responses, RequestState: a.Round.RequestState}
+		if a.Round.Process != nil {
+			answers.Process = *a.Round.Process
+		}
 	}
 	header, err := e.store.CallHeader(c)
 	if err != nil {
@@ -280,6 +289,7 @@ func (e *Engine) addRound(ctx context.Context, log *slog.Logger, a *store.Attemp
 		Instance:      e.cfg.InstanceID,
 		Asking:        asking,
 		Position:      position,
+		Process:       r.Process,
 	}
 	if before := answeredBefore(a, r); before != nil {
 		log.InfoContext(ctx, "the same questions as before the server was asked afresh: answered again", "from_seq", before.Seq)

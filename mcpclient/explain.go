@@ -69,7 +69,13 @@ func Describe(err error) (p Problem, ok bool) {
 	var status *StatusError
 	var unreachable *UnreachableError
 	var server *ServerError
+	var exited *ProcessExitedError
 	switch {
+	case errors.As(err, &exited):
+		return Problem{What: "The server's process stopped (" + exited.Status + ") while this call was open on it, " +
+			"so its answer will not come. Start the call again if you want it."}, true
+	case errors.Is(err, ErrProcessesBusy):
+		return Problem{What: "The server's processes were all busy with other calls.", Retry: true, Passing: true}, true
 	case errors.As(err, &redirect):
 		return Problem{What: "The server could not be used: " + clause(redirect.Error())}, true
 	case errors.As(err, &unstorable):

@@ -54,41 +54,68 @@ func (c Command) cmd() *exec.Cmd {
 type Locals struct {
 	mu      sync.Mutex
 	servers map[string]*local
+	stderr  func(server, line string)
 }
 
 type local struct {
 	cmd    Command
 	slots  chan struct{}
 	stderr func(line string)
-	proc   *Process      // the shared process, when running
+	proc   *Process     // the shared process, when running
 	held   map[int]bool // the pids of the processes of sessions of their own
+	shared bool
 }
 
 // NewLocals returns an empty set of local servers.
 func NewLocals() *Locals { return &Locals{servers: map[string]*local{}} }
 
-// Add registers a local server; stderr is told each line its processes
-// write there.
-func (l *Locals) Add(name string, cmd Command, maxProcesses int, stderr func(line string)) {
+// Add registers a local server: its command, how many processes that each
+// hold one handshake-era session it may run at once, and whether it has a
+// long-lived process shared by 2026-07-28 requests (Shared).
+func (l *Locals) Add(name string, cmd Command, maxProcesses int, shared bool) {
 	if maxProcesses < 1 {
 		maxProcesses = 1
 	}
-	if stderr == nil {
-		stderr = func(string) {}
+	s := &local{cmd: cmd, slots: make(chan struct{}, maxProcesses), held: map[int]bool{}, shared: shared}
+	s.stderr = func(line string) {
+		l.mu.Lock()
+		f := l.stderr
+		l.mu.Unlock()
+		if f != nil {
+			f(name, line)
+		}
 	}
 	l.mu.Lock()
-	l.servers[name] = &local{cmd: cmd, slots: make(chan struct{}, maxProcesses), stderr: stderr, held: map[int]bool{}}
+	l.servers[name] = s
+	l.mu.Unlock()
+}
+
+// Shared reports whether a local server has a long-lived process.
+func (l *Locals) Shared(name string) bool {
+	s, ok := l.get(name)
+	return ok && s.shared
+}
+
+// OnStderr is told each line any local server's processes write to their
+// stderr.
+func (l *Locals) OnStderr(f func(server, line string)) {
+	l.mu.Lock()
+	l.stderr = f
 	l.mu.Unlock()
 }
 
 // Names lists the local servers.
 func (l *Locals) Names() []string {
+	if l == nil {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]string, 0, len(l.servers))
 	for name := range l.servers {
 		out = append(out, name)
 	}
+	slices.Sort(out)
 	return out
 }
 

@@ -53,7 +53,8 @@ func localFake(t *testing.T, maxProcesses int) (*mcpclient.Client, *mcpclient.Lo
 	locals := mcpclient.NewLocals()
 	var errs stderrLines
 	locals.Add("fake", mcpclient.Command{Path: os.Args[0], Args: []string{"-test.run=^$"},
-		Env: []string{"ROUNDS_TEST_STDIO=" + string(mcptest.FastMCP4)}, Dir: t.TempDir()}, maxProcesses, errs.add)
+		Env: []string{"ROUNDS_TEST_STDIO=" + string(mcptest.FastMCP4)}, Dir: t.TempDir()}, maxProcesses, true)
+	locals.OnStderr(func(_, line string) { errs.add(line) })
 	t.Cleanup(func() {
 		if p := locals.Process("fake"); p != nil {
 			p.Stop()

@@ -189,6 +189,9 @@ type Round struct {
 	// Rounds then asked the server afresh by itself.
 	StateExpiredAt *time.Time `db:"state_expired_at"`
 	AskedAfresh    bool       `db:"asked_afresh"`
+	// Process names the local server's process that asked (a 2026-07-28
+	// round over stdio): only it can open the round's state.
+	Process *string `db:"process"`
 }
 
 // AnsweredAgain reports whether Rounds answered the round with the answers
@@ -199,11 +202,11 @@ func (r *Round) AnsweredAgain() bool {
 
 const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
-	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh`
+	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, process`
 
 // roundColumnsNow reads a round as a person sees it now: pending past its
 // deadline is expired.
 const roundColumnsNow = `call_id::text as call_id, seq, input_requests, request_state,
 	case when status = 'pending' and expires_at <= now() then 'expired' else status end as status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
-	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh`
+	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, process`

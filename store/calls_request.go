@@ -239,6 +239,8 @@ type NewRound struct {
 	Again *Round
 	// Asking and Position place the round (see Attempt.NextPlace).
 	Asking, Position int
+	// Process names the local server's process that asked, if any.
+	Process string
 }
 
 // AnsweredAutomatically is who answered a round the engine answered itself.
@@ -285,12 +287,12 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			})
 		b.Queue(`
 			insert into rounds (call_id, seq, input_requests, request_state, expires_at,
-			                    status, responses, answered_by, answered_at, outcome, ended_at, asking, position)
+			                    status, responses, answered_by, answered_at, outcome, ended_at, asking, position, process)
 			values ($1, $2 + 1, $3, $4, $5, $6, $7, $8,
 			        case when $6 = 'answered' then now() end,
 			        case when $6 = 'answered' then round_outcome($7) end,
-			        case when $6 = 'answered' then now() end, $9, $10)`,
-			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position)
+			        case when $6 = 'answered' then now() end, $9, $10, nullif($11, ''))`,
+			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position, r.Process)
 		o.queue(b)
 		queueNotes(ctx, b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {

@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// LocalProcess is how a local (stdio) server's process runs on one
+// instance, as that instance last said.
+type LocalProcess struct {
+	Instance  string     `db:"instance"`
+	Server    string     `db:"server"`
+	Running   bool       `db:"running"`
+	Process   *string    `db:"process"`
+	PID       *int       `db:"pid"`
+	StartedAt *time.Time `db:"started_at"`
+	Restarts  int        `db:"restarts"`
+	LastExit  *string    `db:"last_exit"`
+	Stderr    []string   `db:"stderr"`
+	UpdatedAt time.Time  `db:"updated_at"`
+	// InstanceGone says the instance stopped or went silent: what it said
+	// last is no longer so.
+	InstanceGone bool `db:"instance_gone"`
+}
+
+// SetLocalProcess records how a local server's process runs on an
+// instance.
+func (s *Store) SetLocalProcess(ctx context.Context, p LocalProcess) error {
+	if p.Stderr == nil {
+		p.Stderr = []string{}
+	}
+	_, err := s.pool.Exec(ctx, `
+		insert into local_processes (instance, server, running, process, pid, started_at, restarts, last_exit, stderr, updated_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
+		on conflict (instance, server) do update
+		set running = excluded.running, process = excluded.process, pid = excluded.pid,
+		    started_at = excluded.started_at, restarts = excluded.restarts, last_exit = excluded.last_exit,
+		    stderr = excluded.stderr, updated_at = now()`,
+		p.Instance, p.Server, p.Running, p.Process, p.PID, p.StartedAt, p.Restarts, p.LastExit, p.Stderr)
+	return err
+}
+
+// LocalProcesses lists a local server's processes on the instances seen
+// in the last day.
+func (s *Store) LocalProcesses(ctx context.Context, server string) ([]LocalProcess, error) {
+	rows, _ := s.pool.Query(ctx, `
+		select p.instance, p.server, p.running, p.process, p.pid, p.started_at, p.restarts, p.last_exit, p.stderr,
+		       p.updated_at, `+instanceGone+` as instance_gone
+		from local_processes p join instances i on i.id = p.instance
+		where p.server = $1 and i.last_seen_at > now() - interval '1 day'
+		order by i.started_at, p.instance`, server)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[LocalProcess])
+}
+
+// instanceGone is true for an instance i that stopped or missed three
+// heartbeats.
+const instanceGone = `(i.stopped_at is not null or i.last_seen_at < now() - 3 * i.interval_ms * interval '1 millisecond')`
+
+// LocalOwner names the live instance whose running process asked round
+// seq of a call, or "" when none does: the round is not a local server's,
+// or its process or instance is gone.
+func (s *Store) LocalOwner(ctx context.Context, callID string, seq int) (string, error) {
+	var owner string
+	err := s.pool.QueryRow(ctx, `
+		select p.instance
+		from rounds r
+		join local_processes p on p.process = r.process and p.running
+		join instances i on i.id = p.instance
+		where r.call_id = $1 and r.seq = $2 and not `+instanceGone, callID, seq).Scan(&owner)
+	if err == pgx.ErrNoRows {
+		return "", nil
+	}
+	return owner, err
+}
+
+// LocalQueue is the River queue only an instance works: where a request
+// that must reach its local process is handed over.
+func LocalQueue(instance string) string {
+	sum := sha256.Sum256([]byte(instance))
+	return "local_" + hex.EncodeToString(sum[:])[:16]
+}
+
+// HandOver moves a request job to the queue of the instance that must run
+// it: the job of round seq's retry goes there, and the running job
+// (attempt of job) completes, in one transaction.
+func (s *Store) HandOver(ctx context.Context, job int64, attempt int, callID string, seq int, instance string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := s.jobsFor(ctx).InsertTx(ctx, tx, RequestArgs{CallID: callID, Seq: seq},
+			&river.InsertOpts{Queue: LocalQueue(instance)}); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, completeJob, job, attempt)
+		return err
+	})
+}
+
+// ReclaimLocalJobs moves the request jobs waiting in the queues of
+// instances that are gone back to the default queue, where any instance
+// runs them (and finds the process that asked gone).
+func (s *Store) ReclaimLocalJobs(ctx context.Context) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `
+		update river_job set queue = 'default'
+		where kind = 'mcp_request' and queue like 'local\_%' and state in ('available', 'scheduled', 'retryable')
+		  and queue not in (select 'local_' || left(encode(sha256(convert_to(i.id, 'UTF8')), 'hex'), 16)
+		                    from instances i where not `+instanceGone+`)`)
+	return tag.RowsAffected(), err
+}

@@ -27,13 +27,21 @@ import (
 
 	"github.com/mcp-rounds/rounds/app"
 	"github.com/mcp-rounds/rounds/demo"
+	"github.com/mcp-rounds/rounds/mcptest"
 	"github.com/mcp-rounds/rounds/store/storetest"
 )
 
 // TestMain doubles as an instance of the app when run with
 // ROUNDS_TEST_INSTANCE=1, so tests can run an instance as a process of its
-// own and kill it.
+// own and kill it; and as a fake Python server over stdio when run with
+// ROUNDS_TEST_STDIO set to its flavour (stdio_test.go).
 func TestMain(m *testing.M) {
+	if flavour := os.Getenv("ROUNDS_TEST_STDIO"); flavour != "" {
+		if err := mcptest.ServeStdio(mcptest.Flavour(flavour), os.Stdin, os.Stdout, os.Stderr); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("ROUNDS_TEST_INSTANCE") == "1" {
 		if err := runInstance(); err != nil {
 			fmt.Fprintln(os.Stderr, "instance:", err)

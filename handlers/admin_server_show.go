@@ -50,6 +50,9 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	if s.RoundTTL > 0 {
 		vm.RoundTTL = shortDuration(s.RoundTTL)
 	}
+	if vm.Local, vm.IsLocal, err = h.localProcessesVM(ctx, s.Name, s.URL); err != nil {
+		return nil, err
+	}
 	vm.Replay = s.ReplayAnswers
 	life, err := h.store.ServerStateLife(ctx, s.ID, stateLifeSpan)
 	if err != nil {
@@ -94,8 +97,14 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 	rawURL, ttlText := strings.TrimSpace(c.FormValue("url")), strings.TrimSpace(c.FormValue("round_ttl"))
 	headerName, headerValue := strings.TrimSpace(c.FormValue("header_name")), c.FormValue("header_value")
 	remove := c.FormValue("header_remove") != ""
+	checked := rawURL
+	if vm.IsLocal {
+		// A program's command comes from the servers file only: its
+		// stdio: URL stays, and is no web address to check.
+		rawURL, checked = vm.URL, "http://local.invalid/"
+	}
 	vm.URL, vm.RoundTTL, vm.HeaderName = rawURL, ttlText, headerName
-	vm.Error = checkServerForm(vm.Name, rawURL, headerName, headerValue, true)
+	vm.Error = checkServerForm(vm.Name, checked, headerName, headerValue, true)
 	var ttl time.Duration
 	if ttlText != "" && vm.Error == "" {
 		ttl, err = time.ParseDuration(strings.ReplaceAll(ttlText, " ", ""))

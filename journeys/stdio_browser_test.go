@@ -69,7 +69,7 @@ func TestBrowserLocalServer(t *testing.T) {
 			j.axe("the local server's page")
 			j.do("save the settings", chromedp.SetValue(chromedp.CSS(`#round-ttl`), "45m"),
 				chromedp.Click(chromedp.CSS(`button[data-testid="save"]`)),
-				chromedp.WaitVisible(chromedp.CSS(`[data-testid="local-processes"]`)))
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="admin-notice"]`)))
 			if url := query[string](t, db, `select url from servers where name = 'trips'`); url != "stdio:trips" {
 				t.Errorf("after saving, the server's URL is %q", url)
 			}

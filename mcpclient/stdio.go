@@ -405,14 +405,27 @@ func (vc *virtualConn) Close() error {
 	vc.once.Do(func() {
 		close(vc.closed)
 		p := vc.p
+		var pending []string
 		p.mu.Lock()
 		delete(p.conns, vc)
 		vc.mu.Lock()
 		for key := range vc.ids {
+			if _, waiting := p.waiting[key]; waiting {
+				pending = append(pending, key)
+			}
 			delete(p.waiting, key)
 		}
 		vc.mu.Unlock()
 		p.mu.Unlock()
+		// A request given up before its answer (the person pressed Stop,
+		// or it timed out) is cancelled as stdio says: with
+		// notifications/cancelled, since the process goes on.
+		for _, key := range pending {
+			params := []byte(`{"requestId":` + key + `,"reason":"The client stopped waiting for this request."}`)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = p.conn.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
+			cancel()
+		}
 	})
 	return nil
 }

@@ -198,6 +198,20 @@ func (e *Engine) handOver(ctx context.Context, callID string, seq int) (bool, er
 	return true, e.store.HandOver(ctx, job.ID, job.Attempt, callID, seq, owner)
 }
 
+// sessionProcessEnded ends a handshake-era call whose local process exited
+// while the session was open, its question perhaps still waiting for a
+// person: the call fails, saying so, and the question is cancelled. It
+// reports whether err was such an end.
+func (e *Engine) sessionProcessEnded(ctx context.Context, c *store.Call, err error) (bool, error) {
+	var exited *mcpclient.ProcessExitedError
+	if !errors.As(err, &exited) {
+		return false, nil
+	}
+	e.log.WarnContext(ctx, "the local server's process of a held call exited", "call_id", c.ID, "status", exited.Status)
+	msg, _ := describe(err)
+	return true, e.store.AbandonHeldCall(ctx, c.ID, msg)
+}
+
 // waitForProcess says on the call that a handshake-era call waits for one
 // of its local server's processes, and snoozes its job, when all are busy.
 func (e *Engine) waitForProcess(ctx context.Context, srv mcpclient.Server, callID string, seq int) error {

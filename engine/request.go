@@ -90,6 +90,11 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		// This instance is stopping: the session goes with it.
 		return e.orphaned(ctx, a.Call)
 	}
+	if held && sent.err != nil {
+		if ended, err := e.sessionProcessEnded(ctx, a.Call, sent.err); ended {
+			return err
+		}
+	}
 	err = e.record(ctx, a, seq, held, answers, sent)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		// Someone else finished this request meanwhile (a rescued

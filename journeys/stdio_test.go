@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,7 +37,7 @@ func serversFile(t *testing.T, maxProcesses int) string {
 	entry := func(extra string) string {
 		args, _ := json.Marshal([]string{"-test.run=^$"})
 		bin, _ := json.Marshal(os.Args[0])
-		return `{"command": ` + string(bin) + `, "args": ` + string(args) + `, "env": {"ROUNDS_TEST_STDIO": "${FAKE_FLAVOUR}"}` + extra + `}`
+		return `{"command": ` + string(bin) + `, "args": ` + string(args) + `, "env": {"ROUNDS_TEST_STDIO": "${FAKE_FLAVOUR}", "ROUNDS_TEST_MARK": "${TEST_MARK}"}` + extra + `}`
 	}
 	file := "{\"mcpServers\": {\n  \"trips\": " + entry("") + ",\n  \"names\": " +
 		entry(`, "protocol": "2025-11-25", "maxProcesses": `+strconv.Itoa(maxProcesses)) + "\n}}\n"
@@ -53,6 +54,7 @@ func stdioEnv(t *testing.T, maxProcesses int) map[string]string {
 	return map[string]string{
 		"MCP_SERVERS_FILE":    serversFile(t, maxProcesses),
 		"FAKE_FLAVOUR":        string(mcptest.FastMCP4),
+		"TEST_MARK":           t.Name(),
 		"MCP_REQUEST_TIMEOUT": "2s",
 		"HEARTBEAT_INTERVAL":  "1s",
 		"EXPIRY_INTERVAL":     "1s",
@@ -253,6 +255,63 @@ func TestStdioHeldAcrossInstances(t *testing.T) {
 		t.Fatalf("call = %+v", done)
 	}
 	c.waitFor(b.URL, second.ID, 20*time.Second, roundIs(1))
+}
+
+// TestStdioHeldProcessCrashes: the process of a handshake-era call dies
+// while its question waits for a person; the call fails at once, saying
+// the server's process stopped and how, and the question can no longer be
+// answered.
+func TestStdioHeldProcessCrashes(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	var logs logSink
+	inst := startInstance(t, db, stdioEnv(t, 4), &logs)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
+	c := newClient(t, db)
+	call := c.startOn(inst.URL, "names", "collect_user_info")
+	c.waitFor(inst.URL, call.ID, 20*time.Second, roundIs(1))
+	_, shared := localProcess(t, db, inst.InstanceID(), "trips")
+	pids := slices.DeleteFunc(markedProcesses(t, t.Name()), func(pid int) bool { return pid == shared })
+	if len(pids) != 1 {
+		t.Fatalf("processes of the test besides trips' = %v, want the call's one", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	done := c.waitFor(inst.URL, call.ID, 10*time.Second, isDone)
+	if done.Status != "failed" || done.Error == nil ||
+		!strings.Contains(done.Error.Message, "The server's process stopped (signal: killed) while this call was open on it") {
+		t.Fatalf("call = %+v", done)
+	}
+	if status, _ := c.answer(inst.URL, call.ID, 1, `{"elicitation":{"action":"accept","content":{"name":"Ada","age":36}}}`); status != http.StatusConflict {
+		t.Errorf("an answer after the end: %d, want 409", status)
+	}
+}
+
+// markedProcesses lists the local servers' processes a test started: those
+// whose environment carries its mark.
+func markedProcesses(t *testing.T, mark string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && slices.Contains(strings.Split(string(env), "\x00"), "ROUNDS_TEST_MARK="+mark) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // TestStdioInstanceKilled: the instance whose process holds a

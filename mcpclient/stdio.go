@@ -568,6 +568,12 @@ func exitStatus(err error) string {
 	return err.Error()
 }
 
+// stderrText is a line of a program's stderr as text that may be logged
+// and stored: valid UTF-8, without NULs (which Postgres text refuses).
+func stderrText(b []byte) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(string(b), "\x00", ""), "\uFFFD")
+}
+
 // lineWriter hands on what a process writes, line by line.
 type lineWriter struct {
 	line func(string)
@@ -586,7 +592,7 @@ func (lw *lineWriter) Write(b []byte) (int, error) {
 		i := bytes.IndexByte(lw.buf, '\n')
 		if i < 0 {
 			if len(lw.buf) > maxStderrLine {
-				lw.line(strings.ToValidUTF8(string(lw.buf[:maxStderrLine]), "\uFFFD"))
+				lw.line(stderrText(lw.buf[:maxStderrLine]))
 				lw.buf = lw.buf[:0]
 			}
 			return len(b), nil
@@ -595,7 +601,7 @@ func (lw *lineWriter) Write(b []byte) (int, error) {
 		if len(line) > maxStderrLine {
 			line = line[:maxStderrLine]
 		}
-		lw.line(strings.ToValidUTF8(string(line), "\uFFFD"))
+		lw.line(stderrText(line))
 		lw.buf = lw.buf[i+1:]
 	}
 }

@@ -137,7 +137,7 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 	}
 	var proc *Process
 	if name, ok := LocalName(srv.URL); ok {
-		if transport, proc, err = c.localTransport(ctx, name, version, w); err != nil {
+		if transport, proc, err = c.localTransport(ctx, name, version, w, nil); err != nil {
 			return nil, err
 		}
 		if ans != nil && ans.Process != "" && ans.Process != proc.ID {

@@ -504,7 +504,7 @@ func (t sessionTransport) Connect(context.Context) (mcp.Connection, error) { ret
 // localTransport is the transport of a local server: the shared process
 // for a 2026-07-28 request or session, or a process of its own for any
 // other (a handshake-era call, or finding out which revision it speaks).
-func (c *Client) localTransport(ctx context.Context, name, protocol string, w *wire) (mcp.Transport, *Process, error) {
+func (c *Client) localTransport(ctx context.Context, name, protocol string, w *wire, t *tap) (mcp.Transport, *Process, error) {
 	s, ok := c.locals.get(name)
 	if !ok {
 		return nil, nil, &UnreachableError{Err: fmt.Errorf("no local server %q is configured on this instance", name)}
@@ -518,6 +518,9 @@ func (c *Client) localTransport(ctx context.Context, name, protocol string, w *w
 		case <-p.done:
 			return nil, nil, &UnreachableError{Err: p.err}
 		default:
+		}
+		if t != nil {
+			return tappedTransport{base: p, tap: t}, p, nil
 		}
 		return p, p, nil
 	}
@@ -546,7 +549,44 @@ func (c *Client) localTransport(ctx context.Context, name, protocol string, w *w
 		<-s.slots
 	}
 	w.local = &sessionConn{Connection: conn, w: w, release: release, server: name}
+	if t != nil {
+		return tappedTransport{base: sessionTransport{conn: w.local}, tap: t}, nil, nil
+	}
 	return sessionTransport{conn: w.local}, nil, nil
+}
+
+// tappedTransport keeps a copy of each result a local server sends, as
+// the tap keeps HTTP bodies: its tools as it wrote them.
+type tappedTransport struct {
+	base mcp.Transport
+	tap  *tap
+}
+
+func (tt tappedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := tt.base.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &tappedConn{Connection: conn, tap: tt.tap}, nil
+}
+
+type tappedConn struct {
+	mcp.Connection
+	tap *tap
+}
+
+func (tc *tappedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := tc.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Response); ok && err == nil && r.Result != nil {
+		buf := &bytes.Buffer{}
+		buf.WriteString(`{"result":`)
+		buf.Write(r.Result)
+		buf.WriteString(`}`)
+		tc.tap.mu.Lock()
+		tc.tap.bufs = append(tc.tap.bufs, buf)
+		tc.tap.mu.Unlock()
+	}
+	return m, err
 }
 
 // exited is the end of a session's own process, if it ended while open.

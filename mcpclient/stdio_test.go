@@ -186,3 +186,33 @@ func waitFor(t *testing.T, ok func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestStdioSharedSession: a server pinned to 2026-07-28 is listed over the
+// shared process, as a go-sdk session of its own on it, and no process is
+// started for it; the process goes on serving requests afterwards.
+func TestStdioSharedSession(t *testing.T) {
+	t.Parallel()
+	c, locals, _ := localFake(t, 1)
+	p, err := locals.Start("fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := forms(mcpclient.LocalScheme + "fake")
+	srv.Protocol = mcpclient.ProtocolStateless
+	tools, err := c.ListTools(ctx(t), srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools.Protocol != mcpclient.ProtocolStateless || len(tools.Raw) != len(tools.Tools) ||
+		!strings.HasPrefix(string(tools.Raw["book_trip_batched"]), `{"_meta":{"fastmcp":{"tags":[]}},"description":"Several questions`) {
+		t.Fatalf("%s: %d tools, %d raw, book_trip_batched as %.80s; want each as the server wrote it",
+			tools.Protocol, len(tools.Tools), len(tools.Raw), tools.Raw["book_trip_batched"])
+	}
+	if n := len(locals.Sessions("fake")); n != 0 {
+		t.Errorf("%d processes of their own started, want none", n)
+	}
+	out, err := c.Send(ctx(t), srv, mcpclient.Request{Name: "book_trip_batched"}, nil)
+	if err != nil || out.Round == nil || out.Round.Process != p.ID {
+		t.Fatalf("after the listing: %+v, %v", out, err)
+	}
+}

@@ -69,8 +69,15 @@ func (e *Engine) startLocals(ctx context.Context) {
 	ctx, e.localStop = context.WithCancel(context.WithoutCancel(ctx))
 	runs := map[string]*localRun{}
 	for _, name := range locals.Names() {
-		runs[name] = &localRun{row: store.LocalProcess{Instance: e.cfg.InstanceID, Server: name}, changed: make(chan struct{}, 1)}
+		_, most := locals.Busy(name)
+		runs[name] = &localRun{row: store.LocalProcess{Instance: e.cfg.InstanceID, Server: name, Shared: locals.Shared(name),
+			MaxSessions: most}, changed: make(chan struct{}, 1)}
 	}
+	locals.OnSessions(func(server string, running, most int) {
+		if r := runs[server]; r != nil {
+			r.update(func(p *store.LocalProcess) { p.Sessions, p.MaxSessions = running, most })
+		}
+	})
 	locals.OnStderr(func(server, line string) {
 		e.log.Info(server+": "+line, "server", server, "stream", "stderr")
 		if r := runs[server]; r != nil {
@@ -166,7 +173,7 @@ func (e *Engine) recordLocal(ctx context.Context, r *localRun) {
 		select {
 		case <-ctx.Done():
 			// The process is stopped by now or stops at once: say so.
-			r.update(func(row *store.LocalProcess) { row.Running = false })
+			r.update(func(row *store.LocalProcess) { row.Running, row.Sessions = false, 0 })
 			save()
 			return
 		case <-r.changed:

@@ -20,7 +20,7 @@ func (h *Handler) localProcessesVM(ctx context.Context, name, url string) ([]vie
 	out := make([]views.LocalProcessVM, 0, len(rows))
 	for _, r := range rows {
 		p := views.LocalProcessVM{Instance: r.Instance, Gone: r.InstanceGone, Running: r.Running, Since: r.StartedAt,
-			Restarts: r.Restarts, Stderr: r.Stderr}
+			Restarts: r.Restarts, Stderr: r.Stderr, Shared: r.Shared, Sessions: r.Sessions, MaxSessions: r.MaxSessions}
 		if r.PID != nil {
 			p.PID = *r.PID
 		}

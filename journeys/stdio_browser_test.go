@@ -65,6 +65,9 @@ func TestBrowserLocalServer(t *testing.T) {
 			if evaluate[int](j, "URL fields", `document.querySelectorAll('input[type="url"][name="url"]').length`) != 0 {
 				t.Error("the page offers to change a local server's URL")
 			}
+			if s := evaluate[string](j, "calls' processes", `document.querySelector('[data-testid="local-sessions"]').textContent`); s != "0 of at most 4 running" {
+				t.Errorf("calls' processes shown as %q", s)
+			}
 			j.fits("the local server's page", tt.width)
 			j.axe("the local server's page")
 			j.do("save the settings", chromedp.SetValue(chromedp.CSS(`#round-ttl`), "45m"),
@@ -76,6 +79,15 @@ func TestBrowserLocalServer(t *testing.T) {
 			if ttl := evaluate[string](j, "round lifetime", `document.querySelector('#round-ttl').value`); ttl != "45m" {
 				t.Errorf("round lifetime = %q after saving, want 45m", ttl)
 			}
+
+			// A server pinned to 2025-11-25 has a process per call only.
+			j.do("open the pinned server's page", chromedp.Navigate(b.URL+"/admin/servers/names"),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="local-processes"]`)))
+			if s := evaluate[string](j, "state", `document.querySelector('[data-testid="local-state"]').textContent.replace(/\s+/g, " ").trim()`); s != "A process per call only (pinned to a handshake-era revision)" {
+				t.Errorf("the pinned server's state = %q", s)
+			}
+			j.fits("the pinned server's page", tt.width)
+			j.axe("the pinned server's page")
 		})
 	}
 }

@@ -245,6 +245,10 @@ func TestStdioHeldAcrossInstances(t *testing.T) {
 	if waiting.Status == "input_required" {
 		t.Fatalf("the second call got a process while the first held it: %+v", waiting)
 	}
+	if n := query[int](t, db, `select sessions from local_processes where instance = $1 and server = 'names' and max_sessions = 1`,
+		a.InstanceID()); n != 1 {
+		t.Errorf("the admin's record says %d of the call's processes run, want 1 of 1", n)
+	}
 
 	time.Sleep(15 * time.Second)
 	if status, body := c.answer(b.URL, call.ID, 1, `{"elicitation":{"action":"accept","content":{"name":"Ada","age":36}}}`); status != http.StatusAccepted {

@@ -53,8 +53,9 @@ func (c Command) cmd() *exec.Cmd {
 // of its own, at most MaxProcesses of them at once.
 type Locals struct {
 	mu      sync.Mutex
-	servers map[string]*local
-	stderr  func(server, line string)
+	servers  map[string]*local
+	stderr   func(server, line string)
+	sessions func(server string, running, most int)
 }
 
 type local struct {
@@ -94,6 +95,23 @@ func (l *Locals) Add(name string, cmd Command, maxProcesses int, shared bool) {
 func (l *Locals) Shared(name string) bool {
 	s, ok := l.get(name)
 	return ok && s.shared
+}
+
+// OnSessions is told each time a process of a held call of a server
+// starts or ends: how many run now, of how many at most.
+func (l *Locals) OnSessions(f func(server string, running, most int)) {
+	l.mu.Lock()
+	l.sessions = f
+	l.mu.Unlock()
+}
+
+func (l *Locals) sessionsChanged(name string, s *local) {
+	l.mu.Lock()
+	f, running := l.sessions, len(s.held)
+	l.mu.Unlock()
+	if f != nil {
+		f(name, running, cap(s.slots))
+	}
 }
 
 // OnStderr is told each line any local server's processes write to their
@@ -542,11 +560,13 @@ func (c *Client) localTransport(ctx context.Context, name, protocol string, w *w
 	c.locals.mu.Lock()
 	s.held[pid] = true
 	c.locals.mu.Unlock()
+	c.locals.sessionsChanged(name, s)
 	release := func() {
 		c.locals.mu.Lock()
 		delete(s.held, pid)
 		c.locals.mu.Unlock()
 		<-s.slots
+		c.locals.sessionsChanged(name, s)
 	}
 	w.local = &sessionConn{Connection: conn, w: w, release: release, server: name}
 	if t != nil {

@@ -10,7 +10,10 @@ create table local_processes (
     started_at  timestamptz,          -- when the running start began
     restarts    integer not null default 0,
     last_exit   text,                 -- how the last start ended
-    stderr      text[] not null default '{}', -- its last lines, oldest first
+    stderr      text[] not null default '{}', -- its last lines (of every process of the server), oldest first
+    shared      boolean not null default true, -- whether it has a long-lived process at all
+    sessions    integer not null default 0,    -- processes of calls held on a session of their own, running now
+    max_sessions integer not null default 0,   -- of at most this many
     updated_at  timestamptz not null default now(),
     primary key (instance, server)
 );

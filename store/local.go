@@ -23,6 +23,12 @@ type LocalProcess struct {
 	LastExit  *string    `db:"last_exit"`
 	Stderr    []string   `db:"stderr"`
 	UpdatedAt time.Time  `db:"updated_at"`
+	// Shared says the server has a long-lived process (it is not pinned to
+	// a handshake-era revision); Sessions are the processes of held calls
+	// running now, of at most MaxSessions.
+	Shared      bool `db:"shared"`
+	Sessions    int  `db:"sessions"`
+	MaxSessions int  `db:"max_sessions"`
 	// InstanceGone says the instance stopped or went silent: what it said
 	// last is no longer so.
 	InstanceGone bool `db:"instance_gone"`
@@ -35,13 +41,16 @@ func (s *Store) SetLocalProcess(ctx context.Context, p LocalProcess) error {
 		p.Stderr = []string{}
 	}
 	_, err := s.pool.Exec(ctx, `
-		insert into local_processes (instance, server, running, process, pid, started_at, restarts, last_exit, stderr, updated_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
+		insert into local_processes (instance, server, running, process, pid, started_at, restarts, last_exit, stderr,
+		                             shared, sessions, max_sessions, updated_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now())
 		on conflict (instance, server) do update
 		set running = excluded.running, process = excluded.process, pid = excluded.pid,
 		    started_at = excluded.started_at, restarts = excluded.restarts, last_exit = excluded.last_exit,
-		    stderr = excluded.stderr, updated_at = now()`,
-		p.Instance, p.Server, p.Running, p.Process, p.PID, p.StartedAt, p.Restarts, p.LastExit, p.Stderr)
+		    stderr = excluded.stderr, shared = excluded.shared, sessions = excluded.sessions,
+		    max_sessions = excluded.max_sessions, updated_at = now()`,
+		p.Instance, p.Server, p.Running, p.Process, p.PID, p.StartedAt, p.Restarts, p.LastExit, p.Stderr,
+		p.Shared, p.Sessions, p.MaxSessions)
 	return err
 }
 
@@ -50,7 +59,7 @@ func (s *Store) SetLocalProcess(ctx context.Context, p LocalProcess) error {
 func (s *Store) LocalProcesses(ctx context.Context, server string) ([]LocalProcess, error) {
 	rows, _ := s.pool.Query(ctx, `
 		select p.instance, p.server, p.running, p.process, p.pid, p.started_at, p.restarts, p.last_exit, p.stderr,
-		       p.updated_at, `+instanceGone+` as instance_gone
+		       p.updated_at, p.shared, p.sessions, p.max_sessions, `+instanceGone+` as instance_gone
 		from local_processes p join instances i on i.id = p.instance
 		where p.server = $1 and i.last_seen_at > now() - interval '1 day'
 		order by i.started_at, p.instance`, server)

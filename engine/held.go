@@ -39,7 +39,8 @@ func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, s *sessio
 			return e.store.MarkHandshake(ctx, c.ID)
 		},
 		Ask: func(ctx context.Context, q mcpclient.Question) (json.RawMessage, error) {
-			n, answer, err := e.hold(ctx, c, s.round(), q)
+			seq, afresh := s.next()
+			n, answer, err := e.hold(ctx, c, seq, afresh, q)
 			if n > 0 {
 				s.asked(n)
 			}
@@ -56,7 +57,7 @@ func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, s *sessio
 // hold stores the question the server asked after round seq as a round,
 // and waits for its answer. It returns the round the question became (0
 // when none was stored) and the answer to send back.
-func (e *Engine) hold(ctx context.Context, c *store.Call, seq int, q mcpclient.Question) (int, json.RawMessage, error) {
+func (e *Engine) hold(ctx context.Context, c *store.Call, seq int, afresh bool, q mcpclient.Question) (int, json.RawMessage, error) {
 	cancel := json.RawMessage(`{"action":"cancel"}`)
 	if seq+1 > e.cfg.MaxRounds {
 		return 0, cancel, nil
@@ -82,7 +83,7 @@ func (e *Engine) hold(ctx context.Context, c *store.Call, seq int, q mcpclient.Q
 	}
 	n, err := e.store.AddHeldRound(ctx, c.ID, seq, store.HeldRound{
 		InputRequests: requests, ElicitationID: p.ElicitationID, HeldBy: e.cfg.InstanceID,
-		ExpiresAt: time.Now().Add(timeout),
+		ExpiresAt: time.Now().Add(timeout), Afresh: afresh,
 	})
 	if err != nil {
 		return 0, nil, err
@@ -182,11 +183,11 @@ func (e *Engine) orphaned(ctx context.Context, c *store.Call) error {
 	e.log.WarnContext(ctx, "held session lost with its instance", "call_id", c.ID)
 	if _, local := mcpclient.LocalName(c.ServerURL); local {
 		return e.store.AbandonHeldCall(ctx, c.ID,
-			"The server's process stopped with the instance that ran it, while it held this call's question, "+
-				"so its answer will not come. The call was not sent again, since repeating it could repeat what it does. "+
-				"Start it again if you want it.")
+			"The server's process stopped with the instance that ran it, while this call was open on it, "+
+				"so its answer will not come. The call was not sent again by itself, since repeating it could repeat what it does: "+
+				"start it again if you want it, your answers filled in.", true)
 	}
 	return e.store.AbandonHeldCall(ctx, c.ID,
 		"The instance holding this call's session with the server stopped, so the server's session is gone. "+
-			"The call was not sent again, since repeating it could repeat what it does. Start it again if you want it.")
+			"The call was not sent again, since repeating it could repeat what it does. Start it again if you want it.", false)
 }

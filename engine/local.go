@@ -216,7 +216,7 @@ func (e *Engine) sessionProcessEnded(ctx context.Context, c *store.Call, err err
 	}
 	e.log.WarnContext(ctx, "the local server's process of a held call exited", "call_id", c.ID, "status", exited.Status)
 	msg, _ := describe(err)
-	return true, e.store.AbandonHeldCall(ctx, c.ID, msg)
+	return true, e.store.AbandonHeldCall(ctx, c.ID, msg, true)
 }
 
 // waitForProcess says on the call that a handshake-era call waits for one

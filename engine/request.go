@@ -62,7 +62,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 		e.cfg.RequestTimeout+time.Duration(e.cfg.MaxRounds)*e.cfg.HeldTimeout)
 	defer cancel()
 	defer e.release(jobID)
-	s := &session{seq: seq}
+	// A request from a held round (a person started a call again whose
+	// session ended) opens a new session: its questions begin a new asking.
+	s := &session{seq: seq, afresh: a.Round != nil && a.Round.HeldBy != nil}
 	srv.Held = e.held(context.WithoutCancel(ctx), jobID, a.Call, s, cancel)
 	stopped, unwatch := e.watchStop(sendCtx, callID, cancel)
 	var progressed func()
@@ -109,9 +111,11 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 // The SDK's goroutines write it as the server asks; the job reads it once
 // the request has returned.
 type session struct {
-	mu   sync.Mutex
-	held bool
-	seq  int
+	mu     sync.Mutex
+	held   bool
+	seq    int
+	afresh bool // the first question begins a new asking
+	askedAny bool
 }
 
 func (s *session) hold() {
@@ -123,8 +127,16 @@ func (s *session) hold() {
 // asked moves the session on to the round its latest question became.
 func (s *session) asked(seq int) {
 	s.mu.Lock()
-	s.seq = seq
+	s.seq, s.askedAny = seq, true
 	s.mu.Unlock()
+}
+
+// next is where the next question goes: after the round of the latest,
+// and whether it begins a new asking.
+func (s *session) next() (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seq, s.afresh && !s.askedAny
 }
 
 // round is the round of the latest question asked, or the request's own.
@@ -151,7 +163,9 @@ func (e *Engine) prepare(a *store.Attempt) (mcpclient.Server, mcpclient.Request,
 		req = mcpclient.Request{Method: c.Method, URI: c.Target}
 	}
 	var answers *mcpclient.Answers
-	if a.Round != nil && !a.Afresh() {
+	// A held round's answers went back on its session; a request from
+	// one starts a new session, without answers.
+	if a.Round != nil && !a.Afresh() && a.Round.HeldBy == nil {
 		answers = &mcpclient.Answers{InputResponses: a.Round.Responses, RequestState: a.Round.RequestState}
 		if a.Round.Process != nil {
 			answers.Process = *a.Round.Process

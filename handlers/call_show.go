@@ -230,7 +230,10 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		}
 		vm.History = append(vm.History, h)
 	}
-	if last := len(rounds) - 1; call.Status == store.CallFailed && call.Retryable && last >= 0 && rounds[last].StateExpiredAt != nil {
+	// Started again, a call whose server forgot its questions, or whose
+	// held session ended, asks afresh: what was answered is filled in.
+	if last := len(rounds) - 1; call.Status == store.CallFailed && call.Retryable && last >= 0 &&
+		(rounds[last].StateExpiredAt != nil || rounds[last].HeldBy != nil) {
 		vm.RetryLabel = "Start again with your answers filled in"
 	}
 	if call.Status == store.CallComplete {

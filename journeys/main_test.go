@@ -37,7 +37,11 @@ import (
 // ROUNDS_TEST_STDIO set to its flavour (stdio_test.go).
 func TestMain(m *testing.M) {
 	if flavour := os.Getenv("ROUNDS_TEST_STDIO"); flavour != "" {
-		if err := mcptest.ServeStdio(mcptest.Flavour(flavour), os.Stdin, os.Stdout, os.Stderr); err != nil {
+		serve := func() error { return mcptest.ServeStdio(mcptest.Flavour(flavour), os.Stdin, os.Stdout, os.Stderr) }
+		if flavour == askTwiceStdio {
+			serve = serveAskTwice
+		}
+		if err := serve(); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)

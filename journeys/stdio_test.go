@@ -3,6 +3,7 @@ package journeys
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-rounds/rounds/mcptest"
 )
@@ -40,7 +42,8 @@ func serversFile(t *testing.T, maxProcesses int) string {
 		return `{"command": ` + string(bin) + `, "args": ` + string(args) + `, "env": {"ROUNDS_TEST_STDIO": "${FAKE_FLAVOUR}", "ROUNDS_TEST_MARK": "${TEST_MARK}"}` + extra + `}`
 	}
 	file := "{\"mcpServers\": {\n  \"trips\": " + entry("") + ",\n  \"names\": " +
-		entry(`, "protocol": "2025-11-25", "maxProcesses": `+strconv.Itoa(maxProcesses)) + "\n}}\n"
+		entry(`, "protocol": "2025-11-25", "maxProcesses": `+strconv.Itoa(maxProcesses)) + ",\n  \"old\": " +
+		strings.Replace(entry(`, "protocol": "2025-11-25"`), "${FAKE_FLAVOUR}", askTwiceStdio, 1) + "\n}}\n"
 	path := filepath.Join(t.TempDir(), "servers.json")
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
@@ -316,6 +319,97 @@ func markedProcesses(t *testing.T, mark string) []int {
 		}
 	}
 	return out
+}
+
+// askTwiceStdio names the go-sdk server of serveAskTwice for TestMain.
+const askTwiceStdio = "ask-twice"
+
+// serveAskTwice serves, over stdin and stdout with the go-sdk's own stdio
+// transport, a handshake-era server whose tool asks twice mid-call: a
+// name, then a colour.
+func serveAskTwice() error {
+	server := mcp.NewServer(&mcp.Implementation{Name: "ask-twice", Version: "1"}, nil)
+	ask := func(ctx context.Context, req *mcp.CallToolRequest, message, field string) (string, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: message, RequestedSchema: map[string]any{"type": "object",
+			"required": []string{field}, "properties": map[string]any{field: map[string]any{"type": "string", "title": field}}}})
+		if err != nil {
+			return "", err
+		}
+		if res.Action != "accept" {
+			return "", errors.New("no " + field)
+		}
+		value, _ := res.Content[field].(string)
+		return value, nil
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "ask_twice", Description: "Asks for a name, then a colour, mid-call."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			name, err := ask(ctx, req, "What is your name?", "name")
+			if err != nil {
+				return nil, nil, err
+			}
+			colour, err := ask(ctx, req, "And your favourite colour, "+name+"?", "colour")
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " likes " + colour}}}, nil, nil
+		})
+	return server.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// TestStdioHeldStartedAgain: the process of a handshake-era call dies
+// after its first question was answered, while its second waits; the call
+// fails, offering to start again with the answers filled in. Started
+// again, it gets a new process: its first question is filled in with the
+// answer given before, and the call completes.
+func TestStdioHeldStartedAgain(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	inst := startInstance(t, db, stdioEnv(t, 4), nil)
+	c := newClient(t, db)
+	c.login(inst.URL, "admin", adminPassword)
+	call := c.startOn(inst.URL, "old", "ask_twice")
+	c.waitFor(inst.URL, call.ID, 20*time.Second, roundIs(1))
+	if status, body := c.answer(inst.URL, call.ID, 1, `{"elicitation":{"action":"accept","content":{"name":"Ada"}}}`); status != http.StatusAccepted {
+		t.Fatalf("answer: %d %s", status, body)
+	}
+	c.waitFor(inst.URL, call.ID, 20*time.Second, roundIs(2))
+	_, shared := localProcess(t, db, inst.InstanceID(), "trips")
+	pids := slices.DeleteFunc(markedProcesses(t, t.Name()), func(pid int) bool { return pid == shared })
+	if len(pids) != 1 {
+		t.Fatalf("processes of the test besides trips' = %v, want the call's one", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	failed := c.waitFor(inst.URL, call.ID, 10*time.Second, isDone)
+	if failed.Status != "failed" || failed.Error == nil || !strings.Contains(failed.Error.Message, "The server's process stopped") {
+		t.Fatalf("call = %+v", failed)
+	}
+	if _, page := c.do("GET", inst.URL+"/calls/"+call.ID, "", ""); !strings.Contains(string(page), "Start again with your answers filled in") {
+		t.Error("the call's page does not offer to start again with the answers filled in")
+	}
+
+	if status, body := c.do("POST", inst.URL+"/api/v1/calls/"+call.ID+"/retry", "application/json", ""); status != http.StatusAccepted {
+		t.Fatalf("retry: %d %s", status, body)
+	}
+	again := c.waitFor(inst.URL, call.ID, 20*time.Second, roundIs(3))
+	if !strings.Contains(string(again.Round.InputRequests["elicitation"]), "What is your name?") {
+		t.Fatalf("round 3 = %s", again.Round.InputRequests["elicitation"])
+	}
+	if _, page := c.do("GET", inst.URL+"/calls/"+call.ID, "", ""); !strings.Contains(string(page), `value="Ada"`) {
+		t.Errorf("the question asked again is not filled in with the answer given before:\n%s", page)
+	}
+	if status, body := c.answer(inst.URL, call.ID, 3, `{"elicitation":{"action":"accept","content":{"name":"Ada"}}}`); status != http.StatusAccepted {
+		t.Fatalf("answer: %d %s", status, body)
+	}
+	c.waitFor(inst.URL, call.ID, 20*time.Second, roundIs(4))
+	if status, body := c.answer(inst.URL, call.ID, 4, `{"elicitation":{"action":"accept","content":{"colour":"teal"}}}`); status != http.StatusAccepted {
+		t.Fatalf("answer: %d %s", status, body)
+	}
+	done := c.waitFor(inst.URL, call.ID, 20*time.Second, isDone)
+	if done.Status != "complete" || resultText(t, done.Result) != "Ada likes teal" {
+		t.Fatalf("call = %+v", done)
+	}
 }
 
 // TestStdioInstanceKilled: the instance whose process holds a

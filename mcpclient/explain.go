@@ -73,7 +73,7 @@ func Describe(err error) (p Problem, ok bool) {
 	switch {
 	case errors.As(err, &exited):
 		return Problem{What: "The server's process stopped (" + exited.Status + ") while this call was open on it, " +
-			"so its answer will not come. Start the call again if you want it."}, true
+			"so its answer will not come. Start the call again if you want it, your answers filled in."}, true
 	case errors.Is(err, ErrProcessesBusy):
 		return Problem{What: "The server's processes were all busy with other calls.", Retry: true, Passing: true}, true
 	case errors.As(err, &redirect):

@@ -22,6 +22,11 @@ type HeldRound struct {
 	ElicitationID string
 	HeldBy        string
 	ExpiresAt     time.Time
+	// Afresh says it is the first question of a session started again
+	// after an earlier session of the call ended: it begins a new asking,
+	// so each of its questions is filled in with the answer given at the
+	// same place of the asking before.
+	Afresh bool
 }
 
 // AddHeldRound stores a question asked on a held session as the call's next
@@ -45,9 +50,15 @@ func (s *Store) AddHeldRound(ctx context.Context, callID string, prevSeq int, r 
 		if r.ElicitationID != "" {
 			elicitation = &r.ElicitationID
 		}
+		// Placed after the round before it: the next in its asking, or the
+		// first of a new one.
 		_, err = tx.Exec(ctx, `
-			insert into rounds (call_id, seq, input_requests, expires_at, held_by, elicitation_id)
-			values ($1, $2, $3, $4, $5, $6)`, callID, seq, r.InputRequests, r.ExpiresAt, r.HeldBy, elicitation)
+			insert into rounds (call_id, seq, input_requests, expires_at, held_by, elicitation_id, asking, position)
+			select $1, $2, $3, $4, $5, $6,
+			       coalesce(p.asking, 0) + case when $7 then 1 else 0 end,
+			       case when $7 then 1 when coalesce(p.asking, 0) = 0 then null else coalesce(p.position, p.seq) + 1 end
+			from (select) one left join rounds p on p.call_id = $1 and p.seq = $2 - 1`,
+			callID, seq, r.InputRequests, r.ExpiresAt, r.HeldBy, elicitation, r.Afresh && prevSeq > 0)
 		if err != nil {
 			return translate(err, "round")
 		}
@@ -103,13 +114,14 @@ func (s *Store) KeepJobAlive(ctx context.Context, jobID int64) error {
 }
 
 // AbandonHeldCall ends a handshake-era call whose session died with its
-// instance: the call fails with message, and a question still waiting is
-// cancelled. It is not retryable.
-func (s *Store) AbandonHeldCall(ctx context.Context, callID, message string) error {
+// instance (or its local process): the call fails with message, and a
+// question still waiting is cancelled. Retryable, its retry starts a new
+// session, the answers given before filled in.
+func (s *Store) AbandonHeldCall(ctx context.Context, callID, message string, retryable bool) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `update calls set status = 'failed', error = $2, retryable = false,
+		tag, err := tx.Exec(ctx, `update calls set status = 'failed', error = $2, retryable = $3,
 			updated_at = now(), finished_at = now()
-			where id = $1 and handshake and status in ('queued', 'running', 'input_required')`, callID, message)
+			where id = $1 and handshake and status in ('queued', 'running', 'input_required')`, callID, message, retryable)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}

@@ -147,6 +147,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		RequestTimeout:      cfg.RequestTimeout,
 		HeldTimeout:         cfg.HeldTimeout,
 		RetryWindow:         retryWindow(cfg.RetryWindow),
+		TaskWaitPoll:        cfg.TaskWaitPoll,
 		Notifier:            notifier,
 		Capabilities:        mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
 		Version:             cfg.Version,

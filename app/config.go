@@ -69,6 +69,9 @@ type Config struct {
 	// command was built with one. PprofAddr serves Go's profiler when set.
 	Version   string
 	PprofAddr string
+	// TaskWaitPoll is how often at most a server's task is polled while
+	// its question waits for a person.
+	TaskWaitPoll time.Duration
 }
 
 // ServerConfig is an MCP server named in MCP_SERVERS.
@@ -129,6 +132,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if v := getenv("RETRY_WINDOW"); v != "" {
 		if cfg.RetryWindow, err = time.ParseDuration(v); err != nil || cfg.RetryWindow < 0 {
 			return cfg, fmt.Errorf("RETRY_WINDOW: want a Go duration such as 10m (0 for never), got %q", v)
+		}
+	}
+	cfg.TaskWaitPoll = engine.DefaultTaskWaitPoll
+	if v := getenv("TASK_WAIT_POLL"); v != "" {
+		if cfg.TaskWaitPoll, err = time.ParseDuration(v); err != nil || cfg.TaskWaitPoll <= 0 {
+			return cfg, fmt.Errorf("TASK_WAIT_POLL: want a positive Go duration such as 30s, got %q", v)
 		}
 	}
 	cfg.SessionTTL = 12 * time.Hour

@@ -136,6 +136,17 @@ func (s *Tasker) Polls(tool string) []Poll {
 	return out
 }
 
+// TaskIDs returns the id of every task the server made.
+func (s *Tasker) TaskIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for id := range s.tasks {
+		out = append(out, id)
+	}
+	return out
+}
+
 // Status returns the status of the only task of tool, or "".
 func (s *Tasker) Status(tool string) string {
 	s.mu.Lock()

@@ -3,6 +3,7 @@ package journeys
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,25 @@ func TestTaskThroughTheAPI(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the server's task is %q, not stopped", tasker.Status("long_job"))
 		}
+	}
+	// Stopped from its page, a task that finishes all the same keeps its
+	// result, and the page says so.
+	tasker.FinishOnCancel()
+	status, body = c.do("POST", a.URL+"/api/v1/calls", "application/json", `{"server":"tasker","tool":"long_job","arguments":{}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	_ = json.Unmarshal(body, &call)
+	c.waitFor(b.URL, call.ID, time.Minute, func(c apiCall) bool { return c.Status == "running" })
+	if status, body := c.post(b.URL+"/calls/"+call.ID+"/stop", url.Values{}); status != http.StatusSeeOther {
+		t.Fatalf("stop: %d %s", status, body)
+	}
+	done = c.waitFor(a.URL, call.ID, time.Minute, func(c apiCall) bool { return c.Status == "complete" })
+	if resultText(t, done.Result) != "Finished before the stop." {
+		t.Fatalf("result: %s", done.Result)
+	}
+	if _, page := c.do("GET", b.URL+"/calls/"+call.ID, "", ""); !strings.Contains(string(page), "the server's task had already finished") {
+		t.Fatalf("the page does not say the task finished first:\n%s", page)
 	}
 	if v := tasker.Violations(); len(v) > 0 {
 		t.Errorf("against the extension: %q", v)

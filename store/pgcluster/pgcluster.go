@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -164,7 +165,15 @@ stats_period = 1
 	if err := c.writeFile(filepath.Join(c.dir, "userlist.txt"), `"postgres" ""`+"\n"); err != nil {
 		return err
 	}
-	cmd := exec.Command("runuser", "-u", "postgres", "--", "pgbouncer", c.ini)
+	prog, err := exec.LookPath("pgbouncer")
+	if err != nil {
+		return err
+	}
+	// Started as the postgres user itself (it refuses root), not through
+	// runuser, so that Close's signal reaches it.
+	cmd := exec.Command(prog, c.ini)
+	cmd.Dir = c.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(c.uid), Gid: uint32(c.gid)}}
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -290,8 +299,8 @@ func (c *Cluster) Close() {
 	b := c.bouncer
 	c.mu.Unlock()
 	if b != nil && b.Process != nil {
-		// runuser passes the signal on to pgbouncer.
-		_ = b.Process.Signal(os.Interrupt)
+		// SIGTERM: PgBouncer 1.18 shuts down at once.
+		_ = b.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-c.bouncerDone:
 		case <-time.After(5 * time.Second):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -67,7 +68,9 @@ func (h *Handler) readYourWrites(next echo.HandlerFunc) echo.HandlerFunc {
 			if res.Status >= http.StatusBadRequest {
 				return
 			}
-			lsn, err := h.store.WriteLSN(context.WithoutCancel(req.Context()))
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), 2*time.Second)
+			defer cancel()
+			lsn, err := h.store.WriteLSN(ctx)
 			if err != nil {
 				// The lists then read the primary only if the replica lags.
 				h.log.WarnContext(req.Context(), "reading the position of a write", "err", err)

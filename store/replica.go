@@ -62,11 +62,16 @@ func ParseLSN(s string) (LSN, error) {
 func (l LSN) String() string { return fmt.Sprintf("%X/%X", uint64(l)>>32, uint64(l)&0xFFFFFFFF) }
 
 // replicaState is what one look at the replica finds. The lag is nought
-// when it has replayed all it received; otherwise it is the age of the
-// last transaction it replayed, which overstates a lag after a quiet
-// spell: the lists then read the primary for a moment, never stale rows.
+// when it streams from the primary and has replayed all it received;
+// otherwise it is the age of the last transaction it replayed, which
+// overstates a lag after a quiet spell: the lists then read the primary
+// for a moment, never stale rows. A replica cut off from its primary
+// (no WAL receiver, or one not streaming) ages so until READ_MAX_LAG.
+// Without pg_read_all_stats the receiver's status reads as null: its
+// presence is taken for streaming.
 const replicaState = `select pg_last_wal_replay_lsn()::text,
-	case when pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() then 0
+	case when pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()
+	      and exists (select from pg_stat_wal_receiver where coalesce(status, 'streaming') = 'streaming') then 0
 	else coalesce(extract(epoch from now() - pg_last_xact_replay_timestamp()), 1e9) end::float8`
 
 // Run looks at the replica until ctx ends.

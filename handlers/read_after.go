@@ -43,8 +43,9 @@ func (w *lastWrites) note(name string, lsn store.LSN) {
 // readYourWrites, with a read replica, tells the store what a request's
 // lists must see (store.ReadAfter): the person's last write, from their
 // cookie or this instance's memory. A request that may have written
-// (anything but GET and HEAD) that succeeds learns where the primary's
-// log stands as its response goes out, and hands that on.
+// (anything but GET and HEAD) from a signed-in person that succeeds
+// learns where the primary's log stands as its response goes out, and
+// hands that on.
 func (h *Handler) readYourWrites(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !h.store.HasReplica() {
@@ -60,7 +61,9 @@ func (h *Handler) readYourWrites(next echo.HandlerFunc) echo.HandlerFunc {
 			after = max(after, h.writes.get(u.Name))
 		}
 		c.SetRequest(req.WithContext(store.ReadAfter(req.Context(), after)))
-		if req.Method == http.MethodGet || req.Method == http.MethodHead {
+		if u == nil || req.Method == http.MethodGet || req.Method == http.MethodHead {
+			// Only a signed-in person's writes show in lists of theirs (not
+			// the demo server's requests, nor a sign-in).
 			return next(c)
 		}
 		res := c.Response()
@@ -76,9 +79,7 @@ func (h *Handler) readYourWrites(next echo.HandlerFunc) echo.HandlerFunc {
 				h.log.WarnContext(req.Context(), "reading the position of a write", "err", err)
 				return
 			}
-			if u != nil {
-				h.writes.note(u.Name, lsn)
-			}
+			h.writes.note(u.Name, lsn)
 			http.SetCookie(res, &http.Cookie{Name: readAfterCookie, Value: lsn.String(), Path: "/", MaxAge: 600,
 				HttpOnly: true, Secure: h.auth.SecureCookies, SameSite: http.SameSiteLaxMode})
 		})

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -351,6 +352,7 @@ func TestReadReplica(t *testing.T) {
 		// The same person, on the other instance, without the position of
 		// their write (a program keeping no cookies): the standby's view.
 		stale := stranger.apiCalls(b)[call.ID]
+		t.Logf("the standby's view read %s after the answer", time.Since(answered).Round(time.Millisecond))
 		if time.Since(answered) < 2500*time.Millisecond && stale != "input_required" {
 			t.Errorf("a list without the write's position says %q; want the standby's %q: the lists do not read the standby",
 				stale, "input_required")
@@ -358,6 +360,50 @@ func TestReadReplica(t *testing.T) {
 		// Every call page and the call in the API read the primary.
 		if got := stranger.getCall(b, call.ID).Status; got == "input_required" {
 			t.Errorf("GET /api/v1/calls/{id} on the other instance says %q", got)
+		}
+	})
+
+	t.Run("lagging, pages", func(t *testing.T) {
+		if err := cl.SetApplyDelay(ctx, 3*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		defer cl.SetApplyDelay(ctx, 0) //nolint:errcheck
+		// One person in two browsers: the one that answers, and one that
+		// has only signed in (no write, so nothing to wait for).
+		browser := &client{t: t, token: token}
+		browser.jar, _ = cookiejar.New(nil)
+		browser.login(a, "admin", adminPassword)
+		other := &client{t: t}
+		other.jar, _ = cookiejar.New(nil)
+		other.login(b, "admin", adminPassword)
+		// The rounds waiting, without those settled lately below them.
+		inbox := func(c *client) string {
+			status, page := c.do("GET", b+"/inbox", "", "")
+			if status != http.StatusOK {
+				t.Fatalf("inbox: %d", status)
+			}
+			waiting, _, _ := strings.Cut(string(page), `data-testid="inbox-settled"`)
+			return waiting
+		}
+		call := browser.startCall(a, "confirm_delete", `{"path":"/tmp/page.txt"}`)
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(inbox(other), call.ID); {
+			if time.Now().After(deadline) {
+				t.Fatal("the round never reached the inbox read from the standby")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		answered := time.Now()
+		status, body := browser.post(a+"/calls/"+call.ID+"/rounds/1", url.Values{"q0$action": {"accept"}, "q0.confirm": {"true"}})
+		if status != http.StatusSeeOther {
+			t.Fatalf("answer through the page: %d %s", status, body)
+		}
+		if strings.Contains(inbox(browser), call.ID) {
+			t.Fatalf("on the other instance, right after answering, the person's inbox still lists the round")
+		}
+		staleView := inbox(other)
+		t.Logf("the standby's view read %s after the answer", time.Since(answered).Round(time.Millisecond))
+		if time.Since(answered) < 2500*time.Millisecond && !strings.Contains(staleView, call.ID) {
+			t.Errorf("the inbox of a browser that wrote nothing no longer lists the round: the inbox does not read the standby")
 		}
 	})
 

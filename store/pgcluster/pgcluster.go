@@ -252,6 +252,12 @@ func (c *Cluster) waitReplayed(ctx context.Context, primary *pgx.Conn) error {
 	return errors.New("the standby did not catch up within a minute")
 }
 
+// RestartPrimary restarts the primary as an operator would (fast: open
+// connections are cut); PgBouncer and the standby connect again.
+func (c *Cluster) RestartPrimary(ctx context.Context) error {
+	return c.pgctl(ctx, c.primaryData, "restart", "-m", "fast")
+}
+
 // StopReplica stops the standby at once, as a crash would.
 func (c *Cluster) StopReplica(ctx context.Context) error {
 	return c.pgctl(ctx, c.replicaData, "stop", "-m", "immediate")

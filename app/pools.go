@@ -69,6 +69,8 @@ func openPools(ctx context.Context, cfg Config, maxConns int32) (pools, error) {
 			// The notifier's connection and the migrations'; nothing else.
 			directCfg.MaxConns = 3
 		}
+		// The migrations' connections go once idle; the notifier's stays.
+		directCfg.MaxConnIdleTime = time.Minute
 		if p.direct, err = pgxpool.NewWithConfig(ctx, directCfg); err != nil {
 			p.direct = p.main
 			p.Close()

@@ -157,6 +157,7 @@ pidfile = %s
 admin_users = postgres
 stats_users = postgres
 stats_period = 1
+server_login_retry = 1
 `, c.PrimaryPort, c.Pool, c.dir, filepath.Join(c.dir, "userlist.txt"), PoolSize,
 		filepath.Join(c.dir, "pgbouncer.log"), filepath.Join(c.dir, "pgbouncer.pid"))
 	if err := c.writeFile(c.ini, ini); err != nil {

@@ -33,11 +33,11 @@ const PoolSize = 8
 // Cluster is a primary, a standby streaming from it, and a PgBouncer in
 // front of the primary.
 type Cluster struct {
-	dir                            string
-	uid, gid                       int
+	dir      string
+	uid, gid int
+	// The ports: Postgres, the standby, PgBouncer.
 	PrimaryPort, ReplicaPort, Pool int
 	primaryData, replicaData, ini  string
-	mu                             sync.Mutex
 	bouncer                        *exec.Cmd
 	bouncerDone                    chan struct{}
 }
@@ -302,9 +302,7 @@ func (c *Cluster) SetApplyDelay(ctx context.Context, d time.Duration) error {
 func (c *Cluster) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c.mu.Lock()
 	b := c.bouncer
-	c.mu.Unlock()
 	if b != nil && b.Process != nil {
 		// SIGTERM: PgBouncer 1.18 shuts down at once.
 		_ = b.Process.Signal(syscall.SIGTERM)
@@ -382,9 +380,9 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// Shared starts one Cluster for a test binary, the first time a test asks,
-// and hands the same to every later test; CloseShared (from TestMain, after
-// m.Run) removes it.
+// shared is the test binary's one Cluster: Get starts it the first time a
+// test asks and hands the same to every later test; CloseShared (from
+// TestMain, after m.Run) removes it.
 var shared struct {
 	once sync.Once
 	c    *Cluster

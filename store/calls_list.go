@@ -33,13 +33,12 @@ func (s *Store) CallsAfter(ctx context.Context, owner string, statuses []string,
 	if statuses == nil {
 		statuses = []string{}
 	}
-	rows, _ := s.pool.Query(ctx, `select `+callColumns+`
+	calls, err := readRows[Call](ctx, s, `select `+callColumns+`
 		from calls c join servers s on s.id = c.server_id
 		where c.owner = $1
 		  and (cardinality($2::text[]) = 0 or c.status = any($2))
 		  and ($3::timestamptz is null or (c.created_at, c.id) < ($3, $4::uuid))
 		order by c.created_at desc, c.id desc limit $5`, owner, statuses, at, id, limit+1)
-	calls, err := pgx.CollectRows(rows, pgx.RowToStructByName[Call])
 	if err != nil {
 		return nil, err
 	}

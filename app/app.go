@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/handlers"
@@ -30,7 +28,7 @@ import (
 // App is one running instance.
 type App struct {
 	addr     string
-	pool     *pgxpool.Pool
+	dbs      pools
 	engine   *engine.Engine
 	http     *http.Server
 	serveErr chan error
@@ -44,35 +42,30 @@ type App struct {
 func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	began := time.Now()
 	log = slog.New(handlers.LogContext(log.Handler())) // request and call ids on every line
-	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
-		if nd := explainDatabase(cfg.DatabaseURL, err); nd != err {
-			return nil, nd
-		}
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
-		// River's workers, held requests' reads and the pages share it.
-		poolCfg.MaxConns = 25
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
+	// River's workers, held requests' reads and the pages share main.
+	dbs, err := openPools(ctx, cfg, 25)
 	if err != nil {
 		return nil, err
 	}
+	pool := dbs.main
 	fail := func(err error) (*App, error) {
-		pool.Close()
+		dbs.Close()
 		return nil, err
 	}
-	if err := store.Migrate(ctx, pool, log); err != nil {
+	// The migrations' advisory lock is a session's: through a pooler in
+	// transaction mode it would stay with whichever server connection took it.
+	if err := store.Migrate(ctx, dbs.direct, log); err != nil {
 		return fail(err)
 	}
 	// One connection of this instance listens: to its own commits, to
 	// changes of sign-ins and to River's channels (engine/listener.go).
-	notifier := store.NewNotifier(pool, log, engine.RiverTopics()...)
-	st, err := store.New(pool, store.Options{Notifier: notifier,
+	// It is a session of its own, so it goes to Postgres itself.
+	notifier := store.NewNotifier(dbs.direct, log, engine.RiverTopics()...)
+	var replica *store.Replica
+	if dbs.read != nil {
+		replica = store.NewReplica(dbs.read, cfg.ReadMaxLag, log)
+	}
+	st, err := store.New(pool, store.Options{Notifier: notifier, Replica: replica,
 		Reach: store.ReachOptions{Mail: cfg.Mail != nil, CallJSON: round.CallJSON}})
 	if err != nil {
 		return fail(err)
@@ -164,6 +157,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		RequestTimeout:      cfg.RequestTimeout,
 		HeldTimeout:         cfg.HeldTimeout,
 		RetryWindow:         retryWindow(cfg.RetryWindow),
+		TaskWaitPoll:        cfg.TaskWaitPoll,
 		Notifier:            notifier,
 		Capabilities:        mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
 		Version:             cfg.Version,
@@ -203,7 +197,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	go notifier.Run(background)
-	a := &App{addr: addr, pool: pool, engine: eng, http: srv, serveErr: make(chan error, 1), stop: stopBackground, handler: h, log: log}
+	if replica != nil {
+		go replica.Run(background)
+	}
+	a := &App{addr: addr, dbs: dbs, engine: eng, http: srv, serveErr: make(chan error, 1), stop: stopBackground, handler: h, log: log}
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			a.serveErr <- err
@@ -252,7 +249,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	errHTTP := a.http.Shutdown(ctx)
 	errJobs := a.engine.Stop(ctx)
 	a.stop()
-	a.pool.Close()
+	a.dbs.Close()
 	return errors.Join(errHTTP, errJobs)
 }
 

@@ -13,8 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -245,26 +243,23 @@ func reorder(args []string) []string {
 
 // openStore connects and migrates, as the server does at start.
 func openStore(ctx context.Context, cfg Config) (*store.Store, func(), error) {
-	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
-		return nil, nil, err
-	}
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	dbs, err := openPools(ctx, cfg, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := store.Migrate(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
-		pool.Close()
+	if err := store.Migrate(ctx, dbs.direct, slog.New(slog.DiscardHandler)); err != nil {
+		dbs.Close()
 		return nil, nil, err
 	}
-	st, err := store.New(pool)
+	st, err := store.New(dbs.main)
 	if err != nil {
-		pool.Close()
+		dbs.Close()
 		return nil, nil, err
 	}
 	// The credentials key, so that server headers can be stored.
 	if _, err := secrets(ctx, st, cfg); err != nil {
-		pool.Close()
+		dbs.Close()
 		return nil, nil, err
 	}
-	return st, pool.Close, nil
+	return st, dbs.Close, nil
 }

@@ -21,7 +21,15 @@ import (
 // Config is an instance's configuration, read once from the environment.
 type Config struct {
 	DatabaseURL string
-	ListenAddr  string
+	// DatabaseDirectURL names Postgres itself when DatabaseURL names a
+	// pooler in transaction mode (PgBouncer): listening, migrations and
+	// their lock go through it. Empty: DatabaseURL is Postgres itself.
+	DatabaseDirectURL string
+	// DatabaseReadURL names a streaming replica the lists read from;
+	// ReadMaxLag is how far behind it may be before they read the primary.
+	DatabaseReadURL string
+	ReadMaxLag      time.Duration
+	ListenAddr      string
 	// PublicURL is where people reach the app, without a trailing slash;
 	// empty means http://LISTEN_ADDR.
 	PublicURL string
@@ -70,6 +78,9 @@ type Config struct {
 	// command was built with one. PprofAddr serves Go's profiler when set.
 	Version   string
 	PprofAddr string
+	// TaskWaitPoll is how often at most a server's task is polled while
+	// its question waits for a person.
+	TaskWaitPoll time.Duration
 }
 
 // ServerConfig is an MCP server named in MCP_SERVERS.
@@ -91,22 +102,34 @@ type ServerConfig struct {
 
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/rounds?sslmode=disable"
 
+// DefaultReadMaxLag is how far the read replica may lag before the lists
+// read from the primary instead.
+const DefaultReadMaxLag = 10 * time.Second
+
 var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 // LoadConfig reads the configuration through getenv (os.Getenv, or a map
 // in tests) and says in words what is wrong with a setting.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
-		DatabaseURL:    or(getenv("DATABASE_URL"), defaultDatabaseURL),
-		ListenAddr:     or(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
-		RoundTTL:       engine.DefaultRoundTTL,
-		MaxRounds:      engine.DefaultMaxRounds,
-		StateRestarts:  engine.DefaultMaxRestarts,
-		RequestTimeout: engine.DefaultRequestTimeout,
-		Version:        "dev",
-		PprofAddr:      getenv("PPROF_ADDR"),
+		DatabaseURL:       or(getenv("DATABASE_URL"), defaultDatabaseURL),
+		DatabaseDirectURL: getenv("DATABASE_DIRECT_URL"),
+		DatabaseReadURL:   getenv("DATABASE_READ_URL"),
+		ReadMaxLag:        DefaultReadMaxLag,
+		ListenAddr:        or(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
+		RoundTTL:          engine.DefaultRoundTTL,
+		MaxRounds:         engine.DefaultMaxRounds,
+		StateRestarts:     engine.DefaultMaxRestarts,
+		RequestTimeout:    engine.DefaultRequestTimeout,
+		Version:           "dev",
+		PprofAddr:         getenv("PPROF_ADDR"),
 	}
 	var err error
+	if v := getenv("READ_MAX_LAG"); v != "" {
+		if cfg.ReadMaxLag, err = time.ParseDuration(v); err != nil || cfg.ReadMaxLag <= 0 {
+			return cfg, fmt.Errorf("READ_MAX_LAG: want a positive Go duration such as 10s, got %q", v)
+		}
+	}
 	if v := getenv("ROUND_TTL"); v != "" {
 		if cfg.RoundTTL, err = time.ParseDuration(v); err != nil || cfg.RoundTTL <= 0 {
 			return cfg, fmt.Errorf("ROUND_TTL: want a positive Go duration such as 30m, got %q", v)
@@ -137,6 +160,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if v := getenv("RETRY_WINDOW"); v != "" {
 		if cfg.RetryWindow, err = time.ParseDuration(v); err != nil || cfg.RetryWindow < 0 {
 			return cfg, fmt.Errorf("RETRY_WINDOW: want a Go duration such as 10m (0 for never), got %q", v)
+		}
+	}
+	cfg.TaskWaitPoll = engine.DefaultTaskWaitPoll
+	if v := getenv("TASK_WAIT_POLL"); v != "" {
+		if cfg.TaskWaitPoll, err = time.ParseDuration(v); err != nil || cfg.TaskWaitPoll <= 0 {
+			return cfg, fmt.Errorf("TASK_WAIT_POLL: want a positive Go duration such as 30s, got %q", v)
 		}
 	}
 	cfg.SessionTTL = 12 * time.Hour

@@ -104,6 +104,10 @@ type Config struct {
 	// told of; default River's (1s). Jobs are announced as they are
 	// inserted, so this only matters when an announcement is lost.
 	FetchPollInterval time.Duration
+	// TaskWaitPoll is how often at most a task is polled while one of its
+	// questions waits for a person; default 30s. While it works, it is
+	// polled as often as the server asks.
+	TaskWaitPoll time.Duration
 }
 
 // The defaults of the settings people most often change; the app's
@@ -115,6 +119,7 @@ const (
 	DefaultRequestTimeout = 10 * time.Second
 	DefaultHeldTimeout    = 10 * time.Minute
 	DefaultRetryWindow    = 10 * time.Minute
+	DefaultTaskWaitPoll   = 30 * time.Second
 	DefaultRetention      = 90 * 24 * time.Hour
 	DefaultAuditRetention = 400 * 24 * time.Hour
 )
@@ -172,6 +177,9 @@ func (c Config) withDefaults() Config {
 	if c.RetryBackoff <= 0 {
 		c.RetryBackoff = time.Second
 	}
+	if c.TaskWaitPoll <= 0 {
+		c.TaskWaitPoll = DefaultTaskWaitPoll
+	}
 	return c
 }
 
@@ -215,6 +223,12 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, &retentionWorker{e: e}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &taskWorker{e: e}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &taskCancelWorker{e: e}); err != nil {
 		return nil, err
 	}
 	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}}

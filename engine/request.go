@@ -43,6 +43,10 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	case err != nil:
 		return err
 	}
+	if a.Round != nil && a.Round.Task {
+		// A task's question: its answers go to the task, not in a retry.
+		return e.answerTask(ctx, a, seq)
+	}
 	srv, req, answers, err := e.prepare(a)
 	if err != nil {
 		return e.store.FailCall(ctx, callID, seq, "The call failed: "+err.Error(), false)
@@ -277,6 +281,8 @@ func (e *Engine) record(ctx context.Context, a *store.Attempt, seq int, held boo
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)
 		return e.store.FailCall(ctx, c.ID, seq, msg, retryable, o)
+	case out.Task != nil:
+		return e.startTask(ctx, log, a, seq, out.Task, o)
 	case out.Round != nil && position > e.cfg.MaxRounds:
 		log.WarnContext(ctx, "too many rounds")
 		return e.store.FailCall(ctx, c.ID, seq,

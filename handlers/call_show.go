@@ -178,6 +178,9 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 			vm.Progress.Max = *p.Total
 		}
 	}
+	if call.IsTask() {
+		vm.Task = &views.TaskVM{ExpiresAt: call.TaskExpiresAt, StoppedAt: call.TaskStoppedAt}
+	}
 	if (call.Status == store.CallQueued || call.Status == store.CallRunning) && mayAccess(ctx, call.Owner) {
 		vm.StopHref = href + "/stop"
 	}

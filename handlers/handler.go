@@ -38,6 +38,7 @@ type Handler struct {
 	held        chan struct{} // counts requests held by waitForCall
 	draining    chan struct{} // closed at shutdown: held requests answer now
 	drain       sync.Once
+	writes      lastWrites // the people's last writes here, with a read replica
 }
 
 // Drain answers every held request at once, so shutdown need not wait.

@@ -33,6 +33,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.Use(middleware.BodyLimit(maxBody))
 	e.Use(refuseUnstorable)
 	e.Use(h.authenticate)
+	e.Use(h.readYourWrites)
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)

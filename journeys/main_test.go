@@ -28,6 +28,7 @@ import (
 	"github.com/mcp-rounds/rounds/app"
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/mcptest"
+	"github.com/mcp-rounds/rounds/store/pgcluster"
 	"github.com/mcp-rounds/rounds/store/storetest"
 )
 
@@ -53,7 +54,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgcluster.CloseShared() // the cluster some tests start for themselves
+	os.Exit(code)
 }
 
 // runInstance is what cmd/web does without a subcommand: an instance

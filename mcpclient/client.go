@@ -95,6 +95,9 @@ type Server struct {
 	Progress func(Progress)
 	// tap, when set, keeps a copy of the response bodies.
 	tap *tap
+	// process, for a local server, is the process a 2026-07-28 request
+	// goes to (see stdio.go).
+	process *Process
 }
 
 // Progress is what a server said of a request's progress: how far it is,

@@ -92,6 +92,9 @@ func Describe(err error) (p Problem, ok bool) {
 		return Problem{What: sentence(auth.Error())}, true
 	case errors.Is(err, ErrResponseTooLarge):
 		return Problem{What: "The server's answer was larger than this client accepts."}, true
+	case missingCapability(err) != "":
+		return Problem{What: "The server needs something of its client that Rounds does not offer: " + clause(missingCapability(err)),
+			Why: "It answered error " + strconv.Itoa(CodeMissingCapability) + " (a missing client capability)."}, true
 	case errors.As(err, &refused):
 		// It answered: say what it said, not that it could not be reached.
 		passing := refused.Status >= 500 || refused.Status == http.StatusTooManyRequests || refused.Status == http.StatusRequestTimeout
@@ -196,6 +199,20 @@ func statusSentence(code int) string {
 		if st.code == code {
 			return st.sentence
 		}
+	}
+	return ""
+}
+
+// missingCapability is the server's message when it refused a request for
+// a client capability Rounds did not declare (-32021), else "".
+func missingCapability(err error) string {
+	var refused *HTTPError
+	if errors.As(err, &refused) && refused.Code == CodeMissingCapability {
+		return cmpOr(refused.Message, "a missing client capability")
+	}
+	var server *ServerError
+	if errors.As(err, &server) && server.Code == CodeMissingCapability {
+		return cmpOr(server.Message, "a missing client capability")
 	}
 	return ""
 }

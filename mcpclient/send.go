@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -42,6 +41,9 @@ type Outcome struct {
 	Result json.RawMessage
 	// Round is set when the server needs input.
 	Round *Round
+	// Task is set when the server runs the tool call as a task (the
+	// io.modelcontextprotocol/tasks extension): the result comes by polling.
+	Task *Task
 	// Protocol is the revision the request was sent with.
 	Protocol string
 }
@@ -113,18 +115,50 @@ func (c *Client) Send(ctx context.Context, srv Server, req Request, ans *Answers
 // and reads its response without decoding it into SDK types, so that the
 // input requests and the request state keep their bytes.
 func (c *Client) sendStateless(ctx context.Context, srv Server, version string, req Request, ans *Answers) (*Outcome, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	rid := newRequestID()
-	id, err := jsonrpc.MakeID(rid)
-	if err != nil {
-		return nil, err
-	}
 	token := ""
 	if srv.Progress != nil {
 		token = rid // the request's own id names its progress
 	}
 	params, err := c.params(version, srv.Capabilities, req, ans, token)
+	if err != nil {
+		return nil, err
+	}
+	method := req.Method
+	if method == "" {
+		method = MethodCallTool
+	}
+	if name, ok := LocalName(srv.URL); ok {
+		// The process the request goes to, which a round it answers names.
+		if srv.process, err = c.sharedProcess(name); err != nil {
+			return nil, err
+		}
+		if ans != nil && ans.Process != "" && ans.Process != srv.process.ID {
+			return nil, &ProcessGoneError{Server: name}
+		}
+	}
+	result, err := c.exchange(ctx, srv, rid, method, params, token)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.outcome(result, srv.Capabilities, method)
+	if err != nil {
+		return nil, err
+	}
+	out.Protocol = version
+	if out.Round != nil && srv.process != nil {
+		out.Round.Process = srv.process.ID
+	}
+	return out, nil
+}
+
+// exchange sends one 2026-07-28 request with id rid and returns its result
+// as sent. A notifications/progress for token, when given, goes to
+// srv.Progress on the way.
+func (c *Client) exchange(ctx context.Context, srv Server, rid, method string, params json.RawMessage, token string) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	id, err := jsonrpc.MakeID(rid)
 	if err != nil {
 		return nil, err
 	}
@@ -135,24 +169,20 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}
-	var proc *Process
 	if name, ok := LocalName(srv.URL); ok {
-		if transport, proc, err = c.localTransport(ctx, name, version, w, nil); err != nil {
-			return nil, err
+		p := srv.process
+		if p == nil {
+			if p, err = c.sharedProcess(name); err != nil {
+				return nil, err
+			}
 		}
-		if ans != nil && ans.Process != "" && ans.Process != proc.ID {
-			return nil, &ProcessGoneError{Server: name}
-		}
+		transport = p
 	}
 	conn, err := transport.Connect(ctx)
 	if err != nil {
 		return nil, transportError(ctx, err)
 	}
 	defer conn.Close()
-	method := req.Method
-	if method == "" {
-		method = MethodCallTool
-	}
 	if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
 		if r := w.lastRefusal(); r != nil && ctx.Err() == nil {
 			return nil, w.auth.wrap(r)
@@ -185,15 +215,7 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 			}
 			return nil, &ServerError{Code: jsonrpc.CodeInternalError, Message: resp.Error.Error()}
 		}
-		out, err := c.outcome(resp.Result, srv.Capabilities)
-		if err != nil {
-			return nil, err
-		}
-		out.Protocol = version
-		if out.Round != nil && proc != nil {
-			out.Round.Process = proc.ID
-		}
-		return out, nil
+		return resp.Result, nil
 	}
 }
 
@@ -208,11 +230,17 @@ func (c *Client) params(version string, caps Capabilities, req Request, ans *Ans
 		InputResponses json.RawMessage `json:"inputResponses,omitempty"`
 		RequestState   json.RawMessage `json:"requestState,omitempty"`
 	}
+	declared := caps.json()
+	if req.Method == "" || req.Method == MethodCallTool {
+		// A tool call may become a task (tasks.go): the extension is
+		// declared on every one.
+		declared["extensions"] = map[string]any{ExtensionTasks: map[string]any{}}
+	}
 	w := wire{
 		Meta: map[string]any{
 			mcp.MetaKeyProtocolVersion:    version,
 			mcp.MetaKeyClientInfo:         c.impl,
-			mcp.MetaKeyClientCapabilities: caps.json(),
+			mcp.MetaKeyClientCapabilities: declared,
 		},
 	}
 	if progressToken != "" {
@@ -243,7 +271,7 @@ func (c *Client) params(version string, caps Capabilities, req Request, ans *Ans
 }
 
 // outcome reads a result. A result without resultType is complete.
-func (c *Client) outcome(result json.RawMessage, caps Capabilities) (*Outcome, error) {
+func (c *Client) outcome(result json.RawMessage, caps Capabilities, method string) (*Outcome, error) {
 	var env struct {
 		ResultType    *string         `json:"resultType"`
 		InputRequests json.RawMessage `json:"inputRequests"`
@@ -259,6 +287,17 @@ func (c *Client) outcome(result json.RawMessage, caps Capabilities) (*Outcome, e
 			return nil, err
 		}
 		return &Outcome{Result: result}, nil
+	}
+	if *env.ResultType == resultTask {
+		if method != MethodCallTool {
+			// The extension makes tasks of tool calls only.
+			return nil, fmt.Errorf("the server answered %s with a task, which only a tool call may be", method)
+		}
+		t, err := c.task(result, caps)
+		if err != nil {
+			return nil, err
+		}
+		return &Outcome{Task: t}, nil
 	}
 	if *env.ResultType != "input_required" {
 		return nil, fmt.Errorf("the server sent an unknown resultType %q", *env.ResultType)
@@ -332,11 +371,7 @@ func progressOf(params json.RawMessage, token string) (Progress, bool) {
 	if json.Unmarshal(params, &p) != nil || p.Progress == nil || json.Unmarshal(p.Token, &want) != nil || want != token {
 		return Progress{}, false
 	}
-	msg := strings.ToValidUTF8(strings.ReplaceAll(p.Message, "\x00", ""), "\uFFFD")
-	if r := []rune(msg); len(r) > 500 {
-		msg = string(r[:500]) + "…"
-	}
-	out := Progress{Progress: *p.Progress, Message: msg}
+	out := Progress{Progress: *p.Progress, Message: boundedText(p.Message)}
 	if p.Total != nil && *p.Total > 0 {
 		out.Total = p.Total
 	}

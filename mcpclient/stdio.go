@@ -528,14 +528,9 @@ func (c *Client) localTransport(ctx context.Context, name, protocol string, w *w
 		return nil, nil, &UnreachableError{Err: fmt.Errorf("no local server %q is configured on this instance", name)}
 	}
 	if protocol >= ProtocolStateless {
-		p := c.locals.Process(name)
-		if p == nil {
-			return nil, nil, &UnreachableError{Err: fmt.Errorf("the process of server %s is not running on this instance", name)}
-		}
-		select {
-		case <-p.done:
-			return nil, nil, &UnreachableError{Err: p.err}
-		default:
+		p, err := c.sharedProcess(name)
+		if err != nil {
+			return nil, nil, err
 		}
 		if t != nil {
 			return tappedTransport{base: p, tap: t}, p, nil
@@ -607,6 +602,23 @@ func (tc *tappedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		tc.tap.mu.Unlock()
 	}
 	return m, err
+}
+
+// sharedProcess is a local server's running long-lived process.
+func (c *Client) sharedProcess(name string) (*Process, error) {
+	if _, ok := c.locals.get(name); !ok {
+		return nil, &UnreachableError{Err: fmt.Errorf("no local server %q is configured on this instance", name)}
+	}
+	p := c.locals.Process(name)
+	if p == nil {
+		return nil, &UnreachableError{Err: fmt.Errorf("the process of server %s is not running on this instance", name)}
+	}
+	select {
+	case <-p.done:
+		return nil, &UnreachableError{Err: p.err}
+	default:
+	}
+	return p, nil
 }
 
 // exited is the end of a session's own process, if it ended while open.

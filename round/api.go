@@ -42,10 +42,29 @@ type APICall struct {
 	AskedAfresh int `json:"askedAfresh,omitempty"`
 	// Progress is what the server last said of the running request's
 	// progress (notifications/progress), while the call runs.
-	Progress  *APIProgress   `json:"progress,omitempty"`
+	Progress *APIProgress `json:"progress,omitempty"`
+	// Task is set when the server runs the call as a task. Its id stays
+	// with Rounds.
+	Task      *APITask       `json:"task,omitempty"`
 	Rounds    []APIRoundSeen `json:"rounds,omitempty"`
 	CreatedAt time.Time      `json:"createdAt"`
 	UpdatedAt time.Time      `json:"updatedAt"`
+}
+
+// APITask is where the server's task stands, as last polled.
+type APITask struct {
+	// Status is the task's: working, input_required, completed, failed or
+	// cancelled.
+	Status string `json:"status"`
+	// PollIntervalMs is how often the server asks to be polled.
+	PollIntervalMs *int `json:"pollIntervalMs,omitempty"`
+	// ExpiresAt is when the server may forget the task (its createdAt +
+	// ttlMs); a question it asks cannot wait longer.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// StoppedAt is when someone stopped the call and Rounds asked the
+	// server to stop the task; a task that finished all the same keeps
+	// its result.
+	StoppedAt *time.Time `json:"stoppedAt,omitempty"`
 }
 
 // APIRetrying says when a request the server could not take goes again.
@@ -137,7 +156,14 @@ func NewAPICall(call *store.Call, rounds []store.Round) APICall {
 	}
 	out.AskedAfresh = call.Restarts
 	if p := call.RunningProgress(); p != nil {
-		out.Progress = &APIProgress{Message: p.Message, Progress: p.Progress, Total: p.Total}
+		out.Progress = &APIProgress{Message: p.Message, Total: p.Total}
+		if !p.Task { // a task says what it does, not how far it is
+			out.Progress.Progress = &p.Progress
+		}
+	}
+	if call.IsTask() {
+		out.Task = &APITask{Status: deref(call.TaskStatus), PollIntervalMs: call.TaskPollMs, ExpiresAt: call.TaskExpiresAt,
+			StoppedAt: call.TaskStoppedAt}
 	}
 	refused := false
 	for i := range rounds {
@@ -212,6 +238,15 @@ func answeredBy(r *store.Round) string {
 // APIProgress is a running request's progress, as the server said it.
 type APIProgress struct {
 	Message  string   `json:"message"`
-	Progress float64  `json:"progress"`
+	// Progress is how far the request got, null for a task (which says
+	// only what it does).
+	Progress *float64 `json:"progress"`
 	Total    *float64 `json:"total"`
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

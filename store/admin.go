@@ -34,8 +34,7 @@ func withTTL(srvs []AdminServer) []AdminServer {
 
 // AdminServers lists every server by name, disabled ones too.
 func (s *Store) AdminServers(ctx context.Context) ([]AdminServer, error) {
-	rows, _ := s.pool.Query(ctx, `select `+adminServerColumns+` from servers order by name`)
-	srvs, err := pgx.CollectRows(rows, pgx.RowToStructByName[AdminServer])
+	srvs, err := readRows[AdminServer](ctx, s, `select `+adminServerColumns+` from servers order by name`)
 	return withTTL(srvs), err
 }
 
@@ -215,14 +214,13 @@ func (s *Store) AdminCalls(ctx context.Context, f CallFilter) ([]AdminCall, erro
 	}
 	args := []any{f.Status, f.Server, f.Owner, nullTime(f.StartedAfter), nullTime(f.StartedBefore)}
 	where, order, reversed := keysetSQL("created_at", f.Sort == CallsOldest, f.Page, &args)
-	rows, _ := s.pool.Query(ctx, adminCallsFrom+`
+	calls, err := readRows[AdminCall](ctx, s, adminCallsFrom+`
 		where ($1 = '' or c.status = $1)
 		  and ($2 = '' or s.name = $2)
 		  and ($3 = '' or c.owner = $3)
 		  and ($4::timestamptz is null or c.created_at >= $4)
 		  and ($5::timestamptz is null or c.created_at < $5)
 		  and `+where+` `+order, args...)
-	calls, err := pgx.CollectRows(rows, pgx.RowToStructByName[AdminCall])
 	if reversed {
 		reverse(calls)
 	}

@@ -97,7 +97,7 @@ func (s *Store) AuditLog(ctx context.Context, f AuditFilter) ([]AuditRecord, err
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
-	rows, _ := s.pool.Query(ctx, `select `+auditColumns+` from audit_log
+	return readRows[AuditRecord](ctx, s, `select `+auditColumns+` from audit_log
 		where ($1 = '' or actor = $1)
 		  and ($2 = '' or starts_with(action, $2))
 		  and ($3 = '' or target = $3)
@@ -105,7 +105,6 @@ func (s *Store) AuditLog(ctx context.Context, f AuditFilter) ([]AuditRecord, err
 		  and ($5 = 0 or id < $5)
 		order by id desc limit $6`,
 		f.Actor, f.Action, f.Target, nullTime(f.Since), f.Before, f.Limit)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[AuditRecord])
 }
 
 func nullTime(t time.Time) *time.Time {

@@ -85,7 +85,21 @@ type Call struct {
 	// Progress is what the server last said of a running request's
 	// progress (see SetProgress), or nil.
 	Progress json.RawMessage `db:"progress"`
+	// The server runs the call as a task (tasks.go): TaskID is its id,
+	// which never leaves Rounds; TaskStatus as last polled; TaskPollMs how
+	// often the server asks to be polled; TaskExpiresAt when it may forget
+	// the task; TaskKeys the keys of every question the task asked;
+	// TaskStoppedAt when a person stopped it. All nil for a plain call.
+	TaskID        *string    `db:"task_id"`
+	TaskStatus    *string    `db:"task_status"`
+	TaskPollMs    *int       `db:"task_poll_ms"`
+	TaskExpiresAt *time.Time `db:"task_expires_at"`
+	TaskKeys      []string   `db:"task_keys"`
+	TaskStoppedAt *time.Time `db:"task_stopped_at"`
 }
+
+// IsTask reports whether the server runs the call as a task.
+func (c *Call) IsTask() bool { return c.TaskID != nil }
 
 // RunningProgress returns what the server last said of the progress of
 // the call's running request, or nil: progress said of an earlier request
@@ -107,6 +121,8 @@ type Progress struct {
 	Progress float64  `json:"progress"`
 	Total    *float64 `json:"total,omitempty"`
 	Message  string   `json:"message,omitempty"`
+	// Task says the progress is a task's status message, with no measure.
+	Task bool `json:"task,omitempty"`
 }
 
 // Finished reports whether the call has reached an end state.
@@ -131,7 +147,8 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.protocol, c.asks_over_session, s.protocol as server_protocol, coalesce(extract(epoch from s.held_timeout), 0)::float8 as server_held_seconds,
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
 	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason,
-	c.restarts, s.replay_answers as server_replay, c.progress`
+	c.restarts, s.replay_answers as server_replay, c.progress,
+	c.task_id, c.task_status, c.task_poll_ms, c.task_expires_at, c.task_keys, c.task_stopped_at`
 
 // callPastDeadline is true of a call whose current round is pending past
 // its deadline; rounds_pkey answers it. A held question is not: its holder
@@ -189,6 +206,9 @@ type Round struct {
 	// Rounds then asked the server afresh by itself.
 	StateExpiredAt *time.Time `db:"state_expired_at"`
 	AskedAfresh    bool       `db:"asked_afresh"`
+	// Task says a task asked the round: its answers go to the server with
+	// tasks/update.
+	Task bool `db:"task"`
 	// Process names the local server's process that asked (a 2026-07-28
 	// round over stdio): only it can open the round's state.
 	Process *string `db:"process"`
@@ -202,11 +222,11 @@ func (r *Round) AnsweredAgain() bool {
 
 const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
-	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, process`
+	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process`
 
 // roundColumnsNow reads a round as a person sees it now: pending past its
 // deadline is expired.
 const roundColumnsNow = `call_id::text as call_id, seq, input_requests, request_state,
 	case when status = 'pending' and expires_at <= now() then 'expired' else status end as status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
-	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, process`
+	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process`

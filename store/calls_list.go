@@ -33,13 +33,12 @@ func (s *Store) CallsAfter(ctx context.Context, owner string, statuses []string,
 	if statuses == nil {
 		statuses = []string{}
 	}
-	rows, _ := s.pool.Query(ctx, `select `+callColumns+`
+	calls, err := readRows[Call](ctx, s, `select `+callColumns+`
 		from calls c join servers s on s.id = c.server_id
 		where c.owner = $1
 		  and (cardinality($2::text[]) = 0 or c.status = any($2))
 		  and ($3::timestamptz is null or (c.created_at, c.id) < ($3, $4::uuid))
 		order by c.created_at desc, c.id desc limit $5`, owner, statuses, at, id, limit+1)
-	calls, err := pgx.CollectRows(rows, pgx.RowToStructByName[Call])
 	if err != nil {
 		return nil, err
 	}
@@ -73,16 +72,19 @@ func parseCursor(cursor string) (*time.Time, *string, error) {
 // CancelCall ends a call that has not finished, at its owner's request:
 // a pending round is cancelled with it (a question held on a live session
 // is then cancelled towards the server), a queued or running request's
-// outcome is dropped when it comes back. It happens once; a finished call
+// outcome is dropped when it comes back, and a task is asked to stop
+// (tasks/cancel). It happens once; a finished call
 // is ErrConflict. The audit entry is written in the same transaction.
 func (s *Store) CancelCall(ctx context.Context, callID string, entry AuditEntry) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var seq int
+		var task bool
 		err := tx.QueryRow(ctx, `
 			update calls set status = 'cancelled', error = 'You cancelled this call.', retryable = false,
+			       task_stopped_at = case when task_id is not null then now() end,
 			       updated_at = now(), finished_at = now()
 			where id = $1 and status in ('queued', 'running', 'input_required', 'authorization_required')
-			returning current_seq`, callID).Scan(&seq)
+			returning current_seq, task_id is not null`, callID).Scan(&seq, &task)
 		if err == pgx.ErrNoRows {
 			return conflict("This call has already ended.")
 		}
@@ -92,6 +94,13 @@ func (s *Store) CancelCall(ctx context.Context, callID string, entry AuditEntry)
 		if _, err := tx.Exec(ctx, `update rounds set status = 'cancelled'
 			where call_id = $1 and seq = $2 and status = 'pending'`, callID, seq); err != nil {
 			return err
+		}
+		if task {
+			// The server is asked to stop the task too; its poll goes on
+			// a while, to keep a result that came all the same.
+			if _, err := s.jobsFor(ctx).InsertTx(ctx, tx, TaskCancelArgs{CallID: callID}, nil); err != nil {
+				return err
+			}
 		}
 		if err := s.callFinishedTx(ctx, tx, callID); err != nil {
 			return err

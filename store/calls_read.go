@@ -113,27 +113,30 @@ func (s *Store) RoundsFrom(ctx context.Context, callID string, seq int) ([]Round
 
 // Calls returns an owner's most recent calls.
 func (s *Store) Calls(ctx context.Context, owner string, limit int) ([]Call, error) {
-	rows, _ := s.pool.Query(ctx, `select `+callColumns+`
+	return readRows[Call](ctx, s, `select `+callColumns+`
 		from calls c join servers s on s.id = c.server_id
 		where c.owner = $1 order by c.created_at desc limit $2`, owner, limit)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[Call])
 }
 
 // LastOutcomes says how the last round of each of the calls ended, for
 // those whose last round ended: answered, declined, cancelled or expired.
 func (s *Store) LastOutcomes(ctx context.Context, callIDs []string) (map[string]string, error) {
-	rows, err := s.pool.Query(ctx, `
+	var out map[string]string
+	err := s.read(ctx, func(q reader) error {
+		rows, err := q.Query(ctx, `
 		select c.id::text, r.outcome from calls c
 		join rounds r on r.call_id = c.id and r.seq = c.current_seq
 		where c.id = any($1::uuid[]) and r.outcome is not null`, callIDs)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	var id, outcome string
-	_, err = pgx.ForEachRow(rows, []any{&id, &outcome}, func() error {
-		out[id] = outcome
-		return nil
+		if err != nil {
+			return err
+		}
+		out = map[string]string{}
+		var id, outcome string
+		_, err = pgx.ForEachRow(rows, []any{&id, &outcome}, func() error {
+			out[id] = outcome
+			return nil
+		})
+		return err
 	})
 	return out, err
 }
@@ -222,17 +225,20 @@ const settledSQL = `
 // (WaitingCount).
 func (s *Store) InboxPage(ctx context.Context, person string, limit int, since time.Time, settledLimit int) (
 	items []InboxItem, settled []SettledItem, waiting int, err error) {
-	b := &pgx.Batch{}
-	b.Queue(inboxSQL, person, limit).Query(func(rows pgx.Rows) error {
-		items, err = pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
-		return err
+	err = s.read(ctx, func(q reader) error {
+		b := &pgx.Batch{}
+		b.Queue(inboxSQL, person, limit).Query(func(rows pgx.Rows) error {
+			items, err = pgx.CollectRows(rows, pgx.RowToStructByName[InboxItem])
+			return err
+		})
+		b.Queue(settledSQL, person, since, settledLimit, settledCalls).Query(func(rows pgx.Rows) error {
+			settled, err = pgx.CollectRows(rows, pgx.RowToStructByName[SettledItem])
+			return err
+		})
+		b.Queue(waitingCount, person).QueryRow(func(row pgx.Row) error { return row.Scan(&waiting) })
+		return q.SendBatch(ctx, b).Close()
 	})
-	b.Queue(settledSQL, person, since, settledLimit, settledCalls).Query(func(rows pgx.Rows) error {
-		settled, err = pgx.CollectRows(rows, pgx.RowToStructByName[SettledItem])
-		return err
-	})
-	b.Queue(waitingCount, person).QueryRow(func(row pgx.Row) error { return row.Scan(&waiting) })
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+	if err != nil {
 		return nil, nil, 0, err
 	}
 	return items, settled, waiting, nil
@@ -242,7 +248,7 @@ func (s *Store) InboxPage(ctx context.Context, person string, limit int, since t
 // lists them.
 func (s *Store) WaitingCount(ctx context.Context, owner string) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, waitingCount, owner).Scan(&n)
+	err := s.read(ctx, func(q reader) error { return q.QueryRow(ctx, waitingCount, owner).Scan(&n) })
 	return n, err
 }
 

@@ -239,6 +239,10 @@ type NewRound struct {
 	Again *Round
 	// Asking and Position place the round (see Attempt.NextPlace).
 	Asking, Position int
+	// Task says the call's task asked the round (see tasks.go); Keys are
+	// its questions' keys, kept for the task's life.
+	Task bool
+	Keys []string
 	// Process names the local server's process that asked, if any.
 	Process string
 }
@@ -275,9 +279,9 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 		b := &pgx.Batch{}
 		b.Queue(`
 			update calls set status = $3, current_seq = $2 + 1, error = null, retryable = false,
-			       updated_at = now()
+			       task_keys = task_keys || $4::text[], updated_at = now()
 			where id = $1 and current_seq = $2 and status in ('queued', 'running')
-			returning webhook_url is not null`, callID, seq, status).
+			returning webhook_url is not null`, callID, seq, status, r.Keys).
 			QueryRow(func(row pgx.Row) error {
 				err := row.Scan(&webhook)
 				if errors.Is(err, pgx.ErrNoRows) {
@@ -287,12 +291,12 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			})
 		b.Queue(`
 			insert into rounds (call_id, seq, input_requests, request_state, expires_at,
-			                    status, responses, answered_by, answered_at, outcome, ended_at, asking, position, process)
+			                    status, responses, answered_by, answered_at, outcome, ended_at, asking, position, task, process)
 			values ($1, $2 + 1, $3, $4, $5, $6, $7, $8,
 			        case when $6 = 'answered' then now() end,
 			        case when $6 = 'answered' then round_outcome($7) end,
-			        case when $6 = 'answered' then now() end, $9, $10, nullif($11, ''))`,
-			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position, r.Process)
+			        case when $6 = 'answered' then now() end, $9, $10, $11, nullif($12, ''))`,
+			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position, r.Task, r.Process)
 		o.queue(b)
 		queueNotes(ctx, b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Cursor marks an end of a page of calls: the sort key and the id of the
@@ -99,14 +97,13 @@ type HistoryFilter struct {
 func (s *Store) History(ctx context.Context, owner string, f HistoryFilter) ([]Call, error) {
 	args := []any{owner, f.Status, likePattern(f.Query)}
 	where, order, reversed := keysetSQL("created_at", false, f.Page, &args)
-	rows, _ := s.pool.Query(ctx, `select `+callColumns+`
+	calls, err := readRows[Call](ctx, s, `select `+callColumns+`
 		from calls c join servers s on s.id = c.server_id
 		where c.owner = $1 and ($2 = '' or c.status = $2)
 		  and ($3 = '' or c.target ilike $3 or s.name ilike $3 or exists (
 		      select 1 from rounds r, json_each(r.input_requests) q
 		      where r.call_id = c.id and q.value->'params'->>'message' ilike $3))
 		  and `+where+` `+order, args...)
-	calls, err := pgx.CollectRows(rows, pgx.RowToStructByName[Call])
 	if reversed {
 		reverse(calls)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -29,8 +30,23 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 		return err
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "select pg_advisory_lock($1)", migrationLock); err != nil {
-		return err
+	// Wait for the lock in short tries rather than in one statement: a
+	// statement waiting holds a snapshot, and the migration holding the
+	// lock may build an index concurrently, which waits for every older
+	// snapshot of the database; neither would ever go on.
+	for {
+		var got bool
+		if err := conn.QueryRow(ctx, "select pg_try_advisory_lock($1)", migrationLock).Scan(&got); err != nil {
+			return err
+		}
+		if got {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), "select pg_advisory_unlock($1)", migrationLock) //nolint:errcheck
 

@@ -29,8 +29,7 @@ func (s *Store) Contact(ctx context.Context, user string) (*Contact, error) {
 
 // Contacts returns every user's contact settings, by name.
 func (s *Store) Contacts(ctx context.Context) (map[string]Contact, error) {
-	rows, _ := s.pool.Query(ctx, `select name, email, email_rounds from users`)
-	all, err := pgx.CollectRows(rows, pgx.RowToStructByName[Contact])
+	all, err := readRows[Contact](ctx, s, `select name, email, email_rounds from users`)
 	out := make(map[string]Contact, len(all))
 	for _, c := range all {
 		out[c.Name] = c

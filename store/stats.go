@@ -27,11 +27,10 @@ type HourCount struct {
 
 // RoundsPerHour counts the rounds that ended since, by hour and outcome.
 func (s *Store) RoundsPerHour(ctx context.Context, since time.Time) ([]HourCount, error) {
-	rows, _ := s.pool.Query(ctx, `
+	return readRows[HourCount](ctx, s, `
 		select date_trunc('hour', ended_at) as hour, outcome, count(*)::int as n
 		from rounds where ended_at >= $1 and outcome is not null
 		group by 1, 2 order by 1, 2`, since)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[HourCount])
 }
 
 // AnswerTimes counts the rounds answered (or declined, or cancelled) since,
@@ -59,12 +58,16 @@ func (s *Store) buckets(ctx context.Context, sql string, bounds []time.Duration,
 	for i, b := range bounds {
 		secs[i] = b.Seconds()
 	}
-	out := make([]int, len(bounds)+1)
-	rows, _ := s.pool.Query(ctx, sql, append([]any{secs}, args...)...)
-	var b, n int
-	_, err := pgx.ForEachRow(rows, []any{&b, &n}, func() error {
-		out[b] += n
-		return nil
+	var out []int
+	err := s.read(ctx, func(q reader) error {
+		out = make([]int, len(bounds)+1)
+		rows, _ := q.Query(ctx, sql, append([]any{secs}, args...)...)
+		var b, n int
+		_, err := pgx.ForEachRow(rows, []any{&b, &n}, func() error {
+			out[b] += n
+			return nil
+		})
+		return err
 	})
 	return out, err
 }
@@ -83,7 +86,7 @@ func (o ServerOutcomes) Total() int { return o.Answered + o.Declined + o.Cancell
 
 // OutcomesByServer counts, per server, the rounds that ended since.
 func (s *Store) OutcomesByServer(ctx context.Context, since time.Time) ([]ServerOutcomes, error) {
-	rows, _ := s.pool.Query(ctx, `
+	return readRows[ServerOutcomes](ctx, s, `
 		select s.name as server,
 		       count(*) filter (where r.outcome = 'answered')::int as answered,
 		       count(*) filter (where r.outcome = 'declined')::int as declined,
@@ -93,7 +96,6 @@ func (s *Store) OutcomesByServer(ctx context.Context, since time.Time) ([]Server
 		where (r.ended_at >= $1 and r.outcome is not null)
 		   or (`+roundPastDeadline+` and r.expires_at >= $1)
 		group by s.name order by s.name`, since)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[ServerOutcomes])
 }
 
 // OutcomeCount is how many rounds of a server ended one way, ever.
@@ -197,12 +199,15 @@ type Summary struct {
 
 // DashboardSummary counts what the dashboard headlines.
 func (s *Store) DashboardSummary(ctx context.Context) (*Summary, error) {
-	rows, _ := s.pool.Query(ctx, `
+	sums, err := readRows[Summary](ctx, s, `
 		select (select count(*) from rounds where status = 'pending')::int as pending,
 		       (select count(*) from rounds where status = 'pending' and expires_at <= now())::int as overdue,
 		       (select count(*) from calls where created_at > now() - interval '1 day')::int as calls_today,
 		       (select count(*) from calls where status = 'failed' and updated_at > now() - interval '1 day')::int as failed_today,
 		       (select count(*) from instances where stopped_at is null
 		          and last_seen_at > now() - 3 * interval_ms * interval '1 millisecond')::int as instances_live`)
-	return pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Summary])
+	if err != nil {
+		return nil, err
+	}
+	return &sums[0], nil
 }

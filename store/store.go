@@ -67,6 +67,7 @@ type Store struct {
 	aead      cipher.AEAD // encrypts server credentials
 	reach     ReachOptions
 	auth      *authCache // users by token and name; nil: always read
+	replica   *Replica   // the lists' replica; nil: they read the primary
 }
 
 // Options are what a Store is told at its making, all optional.
@@ -77,6 +78,8 @@ type Options struct {
 	Notifier *Notifier
 	// Reach says how the store tells people about calls.
 	Reach ReachOptions
+	// Replica, when set, is where the lists read (see Store.read).
+	Replica *Replica
 }
 
 // New returns a Store over pool.
@@ -98,6 +101,7 @@ func New(pool *pgxpool.Pool, opts ...Options) (*Store, error) {
 			s.announcer.own = o.Notifier
 		}
 		s.reach = o.Reach
+		s.replica = o.Replica
 	}
 	return s, nil
 }

@@ -41,12 +41,11 @@ func (s *Store) DeleteTeam(ctx context.Context, name string) error {
 
 // Teams lists every team with its members' names.
 func (s *Store) Teams(ctx context.Context) ([]Team, error) {
-	rows, _ := s.pool.Query(ctx, `
+	return readRows[Team](ctx, s, `
 		select t.id, t.name, t.created_at,
 		       array(select u.name from team_members m join users u on u.id = m.user_id
 		             where m.team_id = t.id order by u.name) as members
 		from teams t order by t.name`)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[Team])
 }
 
 // AddTeamMember adds a user to a team; adding a member twice is no error.

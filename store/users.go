@@ -100,8 +100,7 @@ func (s *Store) UserByName(ctx context.Context, name string) (*User, error) {
 
 // Users lists every user by name.
 func (s *Store) Users(ctx context.Context) ([]User, error) {
-	rows, _ := s.pool.Query(ctx, `select `+userColumns+` from users order by name`)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[User])
+	return readRows[User](ctx, s, `select `+userColumns+` from users order by name`)
 }
 
 // SetUserDisabled disables or enables a user. Disabling ends all their

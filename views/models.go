@@ -120,6 +120,17 @@ type CallVM struct {
 	Retry *RetryVM
 	// ConnectHref, for a call waiting on a sign-in, starts it.
 	ConnectHref string
+	// Task is set when the server runs the call as a task.
+	Task *TaskVM
+}
+
+// TaskVM is where a call's task stands on the server.
+type TaskVM struct {
+	// ExpiresAt is when the server may forget the task, if it said.
+	ExpiresAt *time.Time
+	// StoppedAt is when someone stopped the call and Rounds asked the
+	// server to stop the task.
+	StoppedAt *time.Time
 }
 
 // RoundVM is a round: the form to answer it, or the answers given.

@@ -60,7 +60,13 @@ func (r chaosReport) print() {
 // reports. It fails when a round was lost or a 5xx came outside an outage.
 func runChaos(ctx context.Context, o options, d time.Duration) (chaosReport, error) {
 	rep := chaosReport{Duration: d}
-	pg, err := newCluster(ctx)
+	var pg chaosDatabase
+	var err error
+	if o.chaosPooled {
+		pg, err = newBouncedCluster(ctx)
+	} else {
+		pg, err = newCluster(ctx)
+	}
 	if err != nil {
 		return rep, err
 	}
@@ -71,7 +77,7 @@ func runChaos(ctx context.Context, o options, d time.Duration) (chaosReport, err
 		return rep, err
 	}
 	defer stopDemo()
-	f, err := startChaosFleet(ctx, o, pg.url("rounds_chaos"), demoURL)
+	f, err := startChaosFleet(ctx, o, pg.env("rounds_chaos"), demoURL)
 	if err != nil {
 		return rep, err
 	}
@@ -242,7 +248,7 @@ type chaosFleet struct {
 	procs           []*exec.Cmd
 }
 
-func startChaosFleet(ctx context.Context, o options, db, demoURL string) (*chaosFleet, error) {
+func startChaosFleet(ctx context.Context, o options, dbEnv []string, demoURL string) (*chaosFleet, error) {
 	f := &chaosFleet{bin: o.web}
 	var err error
 	if f.tmp, err = os.MkdirTemp("", "loadgen-chaos"); err != nil {
@@ -257,7 +263,7 @@ func startChaosFleet(ctx context.Context, o options, db, demoURL string) (*chaos
 		}
 	}
 	// Short request timeouts, so a job orphaned by a kill is rescued soon.
-	f.env = append(os.Environ(), "DATABASE_URL="+db, "MCP_SERVERS=demo="+demoURL, "ADMIN_PASSWORD="+adminPassword,
+	f.env = append(append(os.Environ(), dbEnv...), "MCP_SERVERS=demo="+demoURL, "ADMIN_PASSWORD="+adminPassword,
 		"MCP_REQUEST_TIMEOUT=3s", "HEARTBEAT_INTERVAL=1s")
 	for i := range max(o.instances, 2) {
 		addr, err := freeAddr()

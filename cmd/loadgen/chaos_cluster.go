@@ -11,6 +11,8 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcp-rounds/rounds/store/pgcluster"
 )
 
 // cluster is a Postgres of the chaos run's own, made with initdb in a
@@ -56,6 +58,38 @@ func newCluster(ctx context.Context) (*cluster, error) {
 }
 
 func (c *cluster) data() string { return filepath.Join(c.dir, "data") }
+
+// chaosDatabase is the Postgres a chaos run restarts: its own cluster, or
+// that cluster behind PgBouncer (-chaos-pgbouncer).
+type chaosDatabase interface {
+	url(db string) string   // Postgres itself
+	env(db string) []string // the instances' settings to reach it
+	restart(ctx context.Context) error
+	destroy()
+}
+
+func (c *cluster) env(db string) []string { return []string{"DATABASE_URL=" + c.url(db)} }
+
+// bouncedCluster is a cluster of pgcluster's: Postgres with PgBouncer in
+// transaction mode in front (and a standby, unused here).
+type bouncedCluster struct{ c *pgcluster.Cluster }
+
+func newBouncedCluster(ctx context.Context) (*bouncedCluster, error) {
+	c, err := pgcluster.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &bouncedCluster{c: c}, nil
+}
+
+func (b *bouncedCluster) url(db string) string { return b.c.PrimaryURL(db) }
+
+func (b *bouncedCluster) env(db string) []string {
+	return []string{"DATABASE_URL=" + b.c.PooledURL(db), "DATABASE_DIRECT_URL=" + b.c.PrimaryURL(db)}
+}
+
+func (b *bouncedCluster) restart(ctx context.Context) error { return b.c.RestartPrimary(ctx) }
+func (b *bouncedCluster) destroy()                          { b.c.Close() }
 
 func (c *cluster) url(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%s/%s?sslmode=disable", c.port, db)

@@ -48,6 +48,12 @@ func startFleet(ctx context.Context, o options, demoURL string) (*fleet, error) 
 		}
 	}
 	env := append(os.Environ(), "DATABASE_URL="+o.db, "MCP_SERVERS=demo="+demoURL, "ADMIN_PASSWORD="+adminPassword)
+	if o.pooled != "" {
+		env = append(env, "DATABASE_URL="+o.pooled, "DATABASE_DIRECT_URL="+o.db)
+	}
+	if o.replica != "" {
+		env = append(env, "DATABASE_READ_URL="+o.replica)
+	}
 	for i := range o.instances {
 		addr, err := freeAddr()
 		if err != nil {

@@ -33,11 +33,21 @@ type options struct {
 	scale     int
 	short     bool
 	chaos     time.Duration
+	// pooled is the instances' DATABASE_URL when set (PgBouncer in front
+	// of db, which they get as DATABASE_DIRECT_URL); replica their
+	// DATABASE_READ_URL.
+	pooled, replica string
+	// chaosPooled runs the chaos run's instances through PgBouncer in
+	// transaction mode, in front of its own Postgres.
+	chaosPooled bool
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.db, "db", "postgres://postgres@127.0.0.1:5432/rounds_loadgen?sslmode=disable", "database for the run; dropped and created anew")
+	flag.StringVar(&o.pooled, "pooled", "", "PgBouncer in transaction mode in front of -db: the instances' DATABASE_URL, -db their DATABASE_DIRECT_URL")
+	flag.BoolVar(&o.chaosPooled, "chaos-pgbouncer", false, "with -chaos: the instances reach the run's Postgres through PgBouncer in transaction mode (needs pgbouncer)")
+	flag.StringVar(&o.replica, "replica", "", "a streaming replica of -db's database: the instances' DATABASE_READ_URL")
 	flag.StringVar(&o.web, "web", "", "the web binary (default: build ./cmd/web)")
 	flag.IntVar(&o.instances, "instances", 2, "app instances over the one database")
 	flag.IntVar(&o.users, "users", 32, "virtual users, each doing one call after another")

@@ -1,0 +1,212 @@
+package journeys
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcp-rounds/rounds/mcptest"
+)
+
+// taskEnv runs instances against a server of tasks: questions that wait
+// are polled every second, requests time out after two.
+func taskEnv(tasker *mcptest.Tasker) map[string]string {
+	return map[string]string{"MCP_SERVERS": "tasker=" + tasker.URL, "MCP_REQUEST_TIMEOUT": "2s", "TASK_WAIT_POLL": "1s"}
+}
+
+// TestTaskThroughTheAPI: a program starts a tool the server runs as a
+// task, on one instance. The task's question comes as the call's round on
+// the other, with the task's state beside it; answered there after every
+// timeout, the call completes with the task's result. A second task is
+// stopped through the API: the server is asked to stop it. The server's
+// task ids appear in no page and no API answer.
+func TestTaskThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	tasker := mcptest.NewTasker(t, 300*time.Millisecond)
+	db := newDatabase(t)
+	a := startInstance(t, db, taskEnv(tasker), nil)
+	b := startInstance(t, db, taskEnv(tasker), nil)
+	c := newClient(t, db)
+	c.login(b.URL, "admin", adminPassword)
+	status, body := c.do("POST", a.URL+"/api/v1/calls", "application/json", `{"server":"tasker","tool":"deploy","arguments":{}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	var call apiCall
+	_ = json.Unmarshal(body, &call)
+	waiting := c.waitFor(b.URL, call.ID, time.Minute, roundIs(1))
+	if _, ok := waiting.Round.InputRequests["approve-1"]; !ok {
+		t.Fatalf("round: %+v", waiting.Round)
+	}
+	var task struct {
+		Task *struct {
+			Status         string     `json:"status"`
+			PollIntervalMs int        `json:"pollIntervalMs"`
+			ExpiresAt      *time.Time `json:"expiresAt"`
+		} `json:"task"`
+	}
+	_, body = c.do("GET", b.URL+"/api/v1/calls/"+call.ID, "", "")
+	if err := json.Unmarshal(body, &task); err != nil || task.Task == nil || task.Task.Status != "input_required" ||
+		task.Task.PollIntervalMs != 300 || task.Task.ExpiresAt == nil || time.Until(*task.Task.ExpiresAt) < 50*time.Minute {
+		t.Fatalf("task: %s", body)
+	}
+	_, page := c.do("GET", b.URL+"/calls/"+call.ID, "", "")
+	if !strings.Contains(string(page), `data-testid="task-note"`) || !strings.Contains(string(page), "Deploy build 42 to production? &lt;b&gt;not bold&lt;/b&gt;") {
+		t.Fatalf("the call's page:\n%s", page)
+	}
+	time.Sleep(3 * time.Second) // past the request timeout and a few polls
+	if status, body := c.answer(b.URL, call.ID, 1, `{"approve-1":{"action":"accept","content":{"confirm":true}}}`); status != http.StatusAccepted {
+		t.Fatalf("answer: %d %s", status, body)
+	}
+	done := c.waitFor(a.URL, call.ID, time.Minute, isDone)
+	if done.Status != "complete" || resultText(t, done.Result) != "Deployed build 42." {
+		t.Fatalf("the call ended %s: %s", done.Status, done.Result)
+	}
+
+	status, body = c.do("POST", a.URL+"/api/v1/calls", "application/json", `{"server":"tasker","tool":"long_job","arguments":{}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	_ = json.Unmarshal(body, &call)
+	var progress struct {
+		Progress *struct {
+			Message  string   `json:"message"`
+			Progress *float64 `json:"progress"`
+		} `json:"progress"`
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		_, body = c.do("GET", b.URL+"/api/v1/calls/"+call.ID, "", "")
+		progress.Progress = nil
+		_ = json.Unmarshal(body, &progress)
+		if progress.Progress != nil && strings.HasPrefix(progress.Progress.Message, "Step ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress: %s", body)
+		}
+	}
+	if progress.Progress.Progress != nil {
+		t.Errorf("a task's progress is measured: %s", body)
+	}
+	if status, body := c.do("POST", b.URL+"/api/v1/calls/"+call.ID+"/cancel", "", ""); status != http.StatusOK {
+		t.Fatalf("cancel: %d %s", status, body)
+	}
+	for deadline := time.Now().Add(30 * time.Second); tasker.Status("long_job") != "cancelled"; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's task is %q, not stopped", tasker.Status("long_job"))
+		}
+	}
+	// Stopped from its page, a task that finishes all the same keeps its
+	// result, and the page says so.
+	tasker.FinishOnCancel()
+	status, body = c.do("POST", a.URL+"/api/v1/calls", "application/json", `{"server":"tasker","tool":"long_job","arguments":{}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	_ = json.Unmarshal(body, &call)
+	c.waitFor(b.URL, call.ID, time.Minute, func(c apiCall) bool { return c.Status == "running" })
+	if status, body := c.post(b.URL+"/calls/"+call.ID+"/stop", url.Values{}); status != http.StatusSeeOther {
+		t.Fatalf("stop: %d %s", status, body)
+	}
+	done = c.waitFor(a.URL, call.ID, time.Minute, func(c apiCall) bool { return c.Status == "complete" })
+	if resultText(t, done.Result) != "Finished before the stop." {
+		t.Fatalf("result: %s", done.Result)
+	}
+	if _, page := c.do("GET", b.URL+"/calls/"+call.ID, "", ""); !strings.Contains(string(page), "the server's task had already finished") {
+		t.Fatalf("the page does not say the task finished first:\n%s", page)
+	}
+	if v := tasker.Violations(); len(v) > 0 {
+		t.Errorf("against the extension: %q", v)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range tasker.TaskIDs() {
+		for _, b := range c.bodies {
+			if strings.Contains(b, id) {
+				t.Fatalf("a task id left Rounds:\n%s", b)
+			}
+		}
+	}
+}
+
+// TestBrowserTask: a task's call page at laptop width with JavaScript and
+// at phone width without. It says the server runs a task and shows what
+// the task says it does; the task's question comes as a round that reads
+// like any other (its message as text), without a reload where scripts
+// run; answered, the call completes. axe-core finds nothing.
+func TestBrowserTask(t *testing.T) {
+	t.Parallel()
+	browser := newBrowser(t)
+	tasker := mcptest.NewTasker(t, 1500*time.Millisecond)
+	inst := startInstance(t, newDatabase(t), taskEnv(tasker), nil)
+	for _, c := range []struct {
+		width int64
+		js    bool
+	}{{1280, true}, {390, false}} {
+		j := newJourneyFor(t, browser, c.js, 2*time.Minute)
+		j.emulate(c.width, "Europe/Lisbon")
+		j.signIn(inst.URL)
+		j.within("start the deployment",
+			chromedp.Navigate(inst.URL+"/servers/tasker/tools/deploy"),
+			chromedp.Click(chromedp.CSS(`button[data-testid="start"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#call`)),
+		)
+		loc := evaluate[string](j, "location", `location.pathname`)
+		if c.js {
+			evaluate[bool](j, "mark the page", `window.stayed = true`)
+			j.waitFor("the task's words", `(document.querySelector('[data-testid="progress-message"]')?.textContent || "").startsWith("Building")`)
+			if max := evaluate[string](j, "the bar", `document.querySelector('[data-testid="progress-bar"]').hasAttribute('max') + ""`); max != "false" {
+				t.Error("a task's bar claims a measure")
+			}
+			if !strings.Contains(j.text(`[data-testid="task-note"]`), "runs this call as a task") {
+				t.Error("the page does not say the server runs a task")
+			}
+			j.axe("the running task")
+			j.within("the round to come", chromedp.WaitVisible(chromedp.CSS(`form[data-testid="round-form"]`)))
+			if !evaluate[bool](j, "no reload", `window.stayed === true`) {
+				t.Error("the page reloaded to show the round")
+			}
+		} else {
+			j.reloadUntil(inst.URL+loc, `!!document.querySelector('form[data-testid="round-form"]')`, "the task's round")
+		}
+		if got := j.text(`[data-testid="round-form"]`); !strings.Contains(got, "Deploy build 42 to production? <b>not bold</b>") {
+			t.Errorf("the round reads %q", got)
+		}
+		j.axe("the task's round")
+		j.fits("the task's round", c.width)
+		j.within("answer",
+			chromedp.Click(chromedp.CSS(`input[name="q0.confirm"]`)),
+			chromedp.Click(chromedp.CSS(`button[data-testid="submit-round"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="history-round"]`)),
+		)
+		if !c.js {
+			j.reloadUntil(inst.URL+loc, `!!document.querySelector('[data-testid="result-text"]')`, "the task's result")
+		}
+		j.within("the result", chromedp.WaitVisible(chromedp.CSS(`[data-testid="result-text"]`)))
+		if got := j.text(`[data-testid="result-text"]`); got != "Deployed build 42." {
+			t.Errorf("result %q", got)
+		}
+		j.fits("the finished task", c.width)
+	}
+}
+
+// reloadUntil reloads page, as a person without JavaScript does (the page
+// also refreshes itself, which may cut a reload short), until condition
+// holds on it.
+func (j *journey) reloadUntil(page, condition, what string) {
+	j.t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		_ = chromedp.Do(j.ctx, chromedp.Navigate(page))
+		if ok, err := chromedp.Run(j.ctx, chromedp.Evaluate[bool](condition)); err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			j.t.Fatalf("%s never came", what)
+		}
+	}
+}

@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/riverqueue/river"
+)
+
+// A call the server runs as a task (the io.modelcontextprotocol/tasks
+// extension) keeps the task's id and state on the call. One poll job per
+// task asks the server where it stands, on any instance, at the server's
+// pace; the task's questions become rounds like any other, and answering
+// one sends tasks/update through the call's request job.
+
+// TaskArgs is the job that polls a call's task until it ends. It snoozes
+// between polls, so one job serves the task's whole life.
+type TaskArgs struct {
+	CallID string `json:"call_id"`
+}
+
+// Kind is River's name for the job.
+func (TaskArgs) Kind() string { return "task_poll" }
+
+// TaskPollAttempts is how many failed polls in a row a task survives
+// before its call fails (a snoozed poll is not an attempt).
+const TaskPollAttempts = 12
+
+// InsertOpts bounds the polls that fail.
+func (TaskArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: TaskPollAttempts} }
+
+// TaskCancelArgs is the job that asks the server to stop a call's task,
+// once a person stopped the call.
+type TaskCancelArgs struct {
+	CallID string `json:"call_id"`
+}
+
+// Kind is River's name for the job.
+func (TaskCancelArgs) Kind() string { return "task_cancel" }
+
+// InsertOpts tries a few times: the server may be down for a moment.
+func (TaskCancelArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5} }
+
+// TaskState is what Rounds keeps of a task as last polled.
+type TaskState struct {
+	ID      string
+	Status  string
+	Message string
+	// Poll is how often the server asks to be polled; zero when unsaid.
+	Poll time.Duration
+	// ExpiresAt is when the server may forget the task; nil for never.
+	ExpiresAt *time.Time
+}
+
+func (t TaskState) pollMs() *int {
+	if t.Poll <= 0 {
+		return nil
+	}
+	return new(int(t.Poll / time.Millisecond))
+}
+
+// taskProgress is the call's progress as a task says it: its status
+// message, for the call's current request, with no measure.
+const taskProgress = `case when $5::text = '' then progress
+	else jsonb_build_object('seq', current_seq, 'progress', 0, 'message', $5::text, 'task', true) end`
+
+// StartTask records that the server answered request seq with a task: the
+// call runs on, and its poll job is enqueued for firstPoll, in the
+// outcome's transaction.
+func (s *Store) StartTask(ctx context.Context, callID string, seq int, t TaskState, firstPoll time.Time, instance string, with ...Outcome) error {
+	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`update calls set status = 'running', task_id = $3, task_status = $4, progress = `+taskProgress+`,
+			       task_poll_ms = $6, task_expires_at = $7, task_keys = '{}', task_stopped_at = null,
+			       error = null, retryable = false, updated_at = now()
+			where id = $1 and current_seq = $2 and status in ('queued', 'running')`,
+			callID, seq, t.ID, t.Status, t.Message, t.pollMs(), t.ExpiresAt).
+			Exec(func(ct pgconn.CommandTag) error {
+				if ct.RowsAffected() == 0 {
+					return conflict("call %s moved on before request %d finished", callID, seq)
+				}
+				return nil
+			})
+		firstOutcome(with).queue(b)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		if err := auditTx(ctx, tx, AuditEntry{Instance: instance, Actor: "system", Action: "call.task_started",
+			Target: callID, Detail: map[string]any{"seq": seq}}); err != nil {
+			return err
+		}
+		_, err := s.jobsFor(ctx).InsertTx(ctx, tx, TaskArgs{CallID: callID}, &river.InsertOpts{
+			MaxAttempts: TaskPollAttempts, ScheduledAt: firstPoll})
+		return err
+	})
+}
+
+// TaskPolled keeps what a poll said of a task still under way. It writes
+// only when something changed: most polls of a long task say the same.
+func (s *Store) TaskPolled(ctx context.Context, c *Call, t TaskState) error {
+	if c.TaskStatus != nil && *c.TaskStatus == t.Status && sameMs(c.TaskPollMs, t.pollMs()) &&
+		sameTime(c.TaskExpiresAt, t.ExpiresAt) && taskMessage(c) == t.Message {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `update calls set task_status = $2, task_poll_ms = $3, task_expires_at = $4,
+		progress = `+taskProgress+`
+		where id = $1 and task_id is not null`, c.ID, t.Status, t.pollMs(), t.ExpiresAt, t.Message)
+	return err
+}
+
+// taskMessage is the status message last kept for the call's task.
+func taskMessage(c *Call) string {
+	p := c.RunningProgress()
+	if p == nil || !p.Task {
+		return ""
+	}
+	return p.Message
+}
+
+// TaskAnswered records that the server took the answers of round seq
+// (tasks/update): the call runs again, and its task is polled at once to
+// see what the answers changed.
+func (s *Store) TaskAnswered(ctx context.Context, callID string, seq int, with ...Outcome) error {
+	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`update calls set status = 'running', updated_at = now()
+			where id = $1 and current_seq = $2 and status in ('queued', 'running')`, callID, seq).
+			Exec(func(ct pgconn.CommandTag) error {
+				if ct.RowsAffected() == 0 {
+					return conflict("call %s moved on before request %d finished", callID, seq)
+				}
+				return nil
+			})
+		b.Queue(pollNow, callID)
+		firstOutcome(with).queue(b)
+		queueNotes(ctx, b)
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
+
+// pollNow brings a task's waiting poll forward to now.
+const pollNow = `update river_job set state = 'available', scheduled_at = now()
+	where kind = 'task_poll' and args @> jsonb_build_object('call_id', $1::text) and state = 'scheduled'`
+
+// PollTaskNow brings the call's task's next poll forward to now.
+func (s *Store) PollTaskNow(ctx context.Context, callID string) error {
+	_, err := s.pool.Exec(ctx, pollNow, callID)
+	return err
+}
+
+// TaskEnd is how a task ended, as the server said it.
+type TaskEnd struct {
+	// Status is the call's end: CallComplete, CallFailed or CallCancelled.
+	Status string
+	Result []byte
+	// Message says why a failed or cancelled call ended.
+	Message string
+}
+
+// EndTask ends a call with its task: whatever the call was doing (running,
+// or waiting on one of the task's questions, whose round is then closed).
+// A call a person stopped whose task completed all the same takes the
+// result: the server did the work. It is ErrConflict when the call already
+// ended otherwise.
+func (s *Store) EndTask(ctx context.Context, callID string, end TaskEnd) error {
+	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var webhook bool
+		var seq int
+		err := tx.QueryRow(ctx, `update calls set status = $2, result = $3, error = $4, retryable = false,
+			       task_status = case $2 when 'complete' then 'completed' when 'failed' then 'failed' else 'cancelled' end,
+			       updated_at = now(), finished_at = now()
+			where id = $1 and task_id is not null
+			  and (status in ('queued', 'running', 'input_required')
+			       or (status = 'cancelled' and task_stopped_at is not null and $2 = 'complete'))
+			returning webhook_url is not null, current_seq`,
+			callID, end.Status, end.Result, nullIfEmpty(clean(end.Message, 16<<10))).Scan(&webhook, &seq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return conflict("call %s already ended", callID)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `update rounds set status = 'cancelled'
+			where call_id = $1 and seq = $2 and status = 'pending'`, callID, seq); err != nil {
+			return err
+		}
+		if !webhook {
+			return nil
+		}
+		return s.callFinishedTx(ctx, tx, callID)
+	})
+}
+
+// TaskStopSent records that the server was asked to stop the call's task.
+func (s *Store) TaskStopSent(ctx context.Context, callID string) error {
+	_, err := s.pool.Exec(ctx, `update calls set task_stopped_at = coalesce(task_stopped_at, now())
+		where id = $1 and task_id is not null`, callID)
+	return err
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func sameMs(a, b *int) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
+}

@@ -115,10 +115,10 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 // The SDK's goroutines write it as the server asks; the job reads it once
 // the request has returned.
 type session struct {
-	mu     sync.Mutex
-	held   bool
-	seq    int
-	afresh bool // the first question begins a new asking
+	mu       sync.Mutex
+	held     bool
+	seq      int
+	afresh   bool // the first question begins a new asking
 	askedAny bool
 }
 

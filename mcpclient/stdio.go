@@ -52,7 +52,7 @@ func (c Command) cmd() *exec.Cmd {
 // that 2026-07-28 requests share; a handshake-era session gets a process
 // of its own, at most MaxProcesses of them at once.
 type Locals struct {
-	mu      sync.Mutex
+	mu       sync.Mutex
 	servers  map[string]*local
 	stderr   func(server, line string)
 	sessions func(server string, running, most int)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -473,5 +474,41 @@ func TestStdioMalformedFile(t *testing.T) {
 	}
 	if want := "MCP_SERVERS_FILE " + path + ", line 2: invalid character '}'"; !strings.Contains(string(out), want) {
 		t.Errorf("output = %s, want %q", out, want)
+	}
+}
+
+// TestServersFileHTTPEntry: an HTTP server of the servers file works as
+// one of MCP_SERVERS does, its header taken from the environment and sent
+// to it, while the file holds only the variable's name.
+func TestServersFileHTTPEntry(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	var mu sync.Mutex
+	var keys []string
+	demoURL := demoServer(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			keys = append(keys, r.Header.Get("X-Api-Key"))
+			mu.Unlock()
+			if r.Header.Get("X-Api-Key") != "k-123" {
+				http.Error(w, "no key", http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	path := filepath.Join(t.TempDir(), "servers.json")
+	file := `{"mcpServers": {"issues": {"url": "` + demoURL + `", "headers": {"X-Api-Key": "${ISSUES_KEY}"}, "sampling": true}}}`
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inst := startInstance(t, db, map[string]string{"MCP_SERVERS_FILE": path, "ISSUES_KEY": "k-123"}, nil)
+	c := newClient(t, db)
+	call := c.startWith(inst.URL, `{"server":"issues","tool":"confirm_delete","arguments":{"path":"/srv/old.log"}}`)
+	c.waitFor(inst.URL, call.ID, 20*time.Second, roundIs(1))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) == 0 || slices.ContainsFunc(keys, func(k string) bool { return k != "k-123" }) {
+		t.Errorf("the server got the keys %q, want k-123 on every request", keys)
 	}
 }

@@ -94,7 +94,7 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *
 	var transport mcp.Transport
 	if name, ok := LocalName(srv.URL); ok {
 		var err error
-		if transport, _, err = c.localTransport(ctx, name, srv.Protocol, w, srv.tap); err != nil {
+		if transport, err = c.localTransport(ctx, name, srv.Protocol, w, srv.tap); err != nil {
 			return nil, nil, err
 		}
 		connectCtx, cancel := context.WithTimeout(ctx, c.timeout)

@@ -72,7 +72,7 @@ func NewLocals() *Locals { return &Locals{servers: map[string]*local{}} }
 
 // Add registers a local server: its command, how many processes that each
 // hold one handshake-era session it may run at once, and whether it has a
-// long-lived process shared by 2026-07-28 requests (Shared).
+// long-lived process shared by 2026-07-28 requests (shared).
 func (l *Locals) Add(name string, cmd Command, maxProcesses int, shared bool) {
 	if maxProcesses < 1 {
 		maxProcesses = 1
@@ -238,7 +238,6 @@ type Process struct {
 	server  string
 
 	conn mcp.Connection
-	cmd  *exec.Cmd
 	done chan struct{}
 	err  error // how it ended, once done is closed
 
@@ -257,7 +256,7 @@ func startProcess(name string, c Command, stderr func(string)) (*Process, error)
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
-	p := &Process{ID: hex.EncodeToString(id[:]), PID: cmd.Process.Pid, Started: time.Now(), server: name, conn: conn, cmd: cmd,
+	p := &Process{ID: hex.EncodeToString(id[:]), PID: cmd.Process.Pid, Started: time.Now(), server: name, conn: conn,
 		done: make(chan struct{}), waiting: map[string]*virtualConn{}, conns: map[*virtualConn]bool{}}
 	go p.read()
 	return p, nil
@@ -522,34 +521,34 @@ func (t sessionTransport) Connect(context.Context) (mcp.Connection, error) { ret
 // localTransport is the transport of a local server: the shared process
 // for a 2026-07-28 request or session, or a process of its own for any
 // other (a handshake-era call, or finding out which revision it speaks).
-func (c *Client) localTransport(ctx context.Context, name, protocol string, w *wire, t *tap) (mcp.Transport, *Process, error) {
+func (c *Client) localTransport(ctx context.Context, name, protocol string, w *wire, t *tap) (mcp.Transport, error) {
 	s, ok := c.locals.get(name)
 	if !ok {
-		return nil, nil, &UnreachableError{Err: fmt.Errorf("no local server %q is configured on this instance", name)}
+		return nil, &UnreachableError{Err: fmt.Errorf("no local server %q is configured on this instance", name)}
 	}
 	if protocol >= ProtocolStateless {
 		p, err := c.sharedProcess(name)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if t != nil {
-			return tappedTransport{base: p, tap: t}, p, nil
+			return tappedTransport{base: p, tap: t}, nil
 		}
-		return p, p, nil
+		return p, nil
 	}
 	wait, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	select {
 	case s.slots <- struct{}{}:
 	case <-wait.Done():
-		return nil, nil, ErrProcessesBusy
+		return nil, ErrProcessesBusy
 	}
 	cmd := s.cmd.cmd()
 	cmd.Stderr = &lineWriter{line: s.stderr}
 	conn, err := (&mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}).Connect(ctx)
 	if err != nil {
 		<-s.slots
-		return nil, nil, &UnreachableError{Err: fmt.Errorf("starting the server's program: %w", err)}
+		return nil, &UnreachableError{Err: fmt.Errorf("starting the server's program: %w", err)}
 	}
 	pid := cmd.Process.Pid
 	c.locals.mu.Lock()
@@ -565,9 +564,9 @@ func (c *Client) localTransport(ctx context.Context, name, protocol string, w *w
 	}
 	w.local = &sessionConn{Connection: conn, w: w, release: release, server: name}
 	if t != nil {
-		return tappedTransport{base: sessionTransport{conn: w.local}, tap: t}, nil, nil
+		return tappedTransport{base: sessionTransport{conn: w.local}, tap: t}, nil
 	}
-	return sessionTransport{conn: w.local}, nil, nil
+	return sessionTransport{conn: w.local}, nil
 }
 
 // tappedTransport keeps a copy of each result a local server sends, as

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -283,7 +285,7 @@ func (p *Process) read() {
 	for {
 		msg, err := p.conn.Read(context.Background())
 		if err != nil {
-			status := exitStatus(p.conn.Close()) // reaps the process
+			status := exitStatus(err, p.conn.Close()) // reaps the process
 			p.mu.Lock()
 			p.err = &ProcessExitedError{Server: p.server, Status: status}
 			p.mu.Unlock()
@@ -472,7 +474,7 @@ func (sc *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil {
 		if ctx.Err() == nil {
 			// Close waits for the process (once, whoever calls it).
-			status := exitStatus(sc.Connection.Close())
+			status := exitStatus(err, sc.Connection.Close())
 			sc.exited.CompareAndSwap(nil, &ProcessExitedError{Server: sc.server, Status: status})
 		}
 		return nil, err
@@ -631,12 +633,20 @@ func (w *wire) exited() error {
 	return nil
 }
 
-// exitStatus says how a process ended, from what waiting for it returned.
-func exitStatus(err error) string {
-	if err == nil {
-		return "exit status 0"
+// exitStatus says how a process ended: from what reading its stdout
+// failed with, and what waiting for it returned. A program that writes
+// anything but JSON-RPC messages to stdout breaks the stdio transport, and
+// is stopped for it.
+func exitStatus(read, wait error) string {
+	status := "exit status 0"
+	if wait != nil {
+		status = wait.Error()
 	}
-	return err.Error()
+	ended := errors.Is(read, io.EOF) || errors.Is(read, io.ErrUnexpectedEOF) || errors.Is(read, os.ErrClosed) || errors.Is(read, io.ErrClosedPipe)
+	if read != nil && !ended {
+		status = "it wrote to stdout what is not a JSON-RPC message (" + read.Error() + "), and was stopped: " + status
+	}
+	return status
 }
 
 // stderrText is a line of a program's stderr as text that may be logged

@@ -216,3 +216,23 @@ func TestStdioSharedSession(t *testing.T) {
 		t.Fatalf("after the listing: %+v, %v", out, err)
 	}
 }
+
+// TestStdioNotJSON: a program that prints what is not JSON-RPC to stdout
+// breaks the transport; the process's end says so.
+func TestStdioNotJSON(t *testing.T) {
+	t.Parallel()
+	locals := mcpclient.NewLocals()
+	locals.Add("chatty", mcpclient.Command{Path: "/bin/sh", Args: []string{"-c", "echo Starting up...; sleep 30"}}, 1, true)
+	p, err := locals.Start("chatty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(15 * time.Second):
+		t.Fatal("the process was not stopped")
+	}
+	if err := p.Err(); !strings.Contains(err.Error(), "it wrote to stdout what is not a JSON-RPC message") {
+		t.Errorf("err = %v", err)
+	}
+}

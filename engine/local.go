@@ -226,14 +226,23 @@ func (e *Engine) waitForProcess(ctx context.Context, srv mcpclient.Server, callI
 	if !ok || srv.Protocol == "" || srv.Protocol >= mcpclient.ProtocolStateless {
 		return nil
 	}
-	running, most := e.cfg.Locals.Busy(name)
-	if running < most {
+	if running, most := e.cfg.Locals.Busy(name); running < most {
 		return nil
 	}
+	return e.processesBusy(ctx, name, callID, seq)
+}
+
+// processesBusy says on the call that it waits for one of its local
+// server's processes, and snoozes its job: its turn comes when a call
+// ends and frees one.
+func (e *Engine) processesBusy(ctx context.Context, server, callID string, seq int) error {
+	_, most := e.cfg.Locals.Busy(server)
 	msg := "Waiting for one of the server's " + strconv.Itoa(most) + " processes on this instance: all are busy with other calls."
 	if most == 1 {
 		msg = "Waiting for the server's process on this instance: it is busy with another call."
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
 	if err := e.store.SetProgress(ctx, callID, store.Progress{Seq: seq, Message: msg}); err != nil {
 		e.log.WarnContext(ctx, "saying a call waits for a process", "call_id", callID, "err", err)
 	}

@@ -79,6 +79,10 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	if err != nil {
 		return err
 	}
+	if name, local := mcpclient.LocalName(srv.URL); local && errors.Is(sent.err, mcpclient.ErrProcessesBusy) {
+		// Another call took the last process first: wait for a turn.
+		return e.processesBusy(ctx, name, callID, seq)
+	}
 	if stopped() {
 		// The request's stream was closed, which tells the server to stop;
 		// the call is already cancelled.

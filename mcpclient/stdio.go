@@ -538,7 +538,9 @@ func (c *Client) localTransport(ctx context.Context, name, protocol string, w *w
 		}
 		return p, nil
 	}
-	wait, cancel := context.WithTimeout(ctx, c.timeout)
+	// Half the request timeout: a job that waited in vain still has time
+	// to say so before its own timeout.
+	wait, cancel := context.WithTimeout(ctx, c.timeout/2)
 	defer cancel()
 	select {
 	case s.slots <- struct{}{}:

@@ -59,7 +59,7 @@ func stdioEnv(t *testing.T, maxProcesses int) map[string]string {
 		"MCP_SERVERS_FILE":    serversFile(t, maxProcesses),
 		"FAKE_FLAVOUR":        string(mcptest.FastMCP4),
 		"TEST_MARK":           t.Name(),
-		"MCP_REQUEST_TIMEOUT": "2s",
+		"MCP_REQUEST_TIMEOUT": "5s",
 		"HEARTBEAT_INTERVAL":  "1s",
 		"EXPIRY_INTERVAL":     "1s",
 	}

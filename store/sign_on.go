@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SignOn is what an identity provider says of a person at sign-in.
+type SignOn struct {
+	Issuer, Subject string
+	// Name is the name the account gets when sign-on makes it; a taken
+	// name gets a number.
+	Name  string
+	Email string
+	// Groups are the person's groups: they join the teams named like them.
+	Groups []string
+	// Admin is whether the groups make them an admin.
+	Admin bool
+}
+
+// ErrAccountDisabled refuses a sign-on into a disabled account.
+var ErrAccountDisabled = &Error{Kind: ErrInvalid, Message: "This account is disabled. Ask an administrator."}
+
+// SignOnUser finds the account of an identity by its issuer and subject,
+// making it on the first sign-in, and brings it in step with what the
+// provider said: its e-mail, its admin rights, and the teams its groups
+// name. Teams an admin added the person to by hand stay.
+func (s *Store) SignOnUser(ctx context.Context, so SignOn) (*User, error) {
+	email, err := CheckEmail(so.Email)
+	if err != nil {
+		email = "" // an address the provider has that we cannot mail is left out
+	}
+	var u *User
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `update user_identities set last_sign_in_at = now()
+			where issuer = $1 and subject = $2 returning user_id`, so.Issuer, so.Subject).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			id, err = createSignOnUserTx(ctx, tx, so, email)
+		}
+		if err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx, `update users set is_admin = $2,
+				email = case when $3 <> '' then $3 else email end, updated_at = now()
+			where id = $1 returning `+userColumns, id, so.Admin, email)
+		if u, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[User]); err != nil {
+			return err
+		}
+		if u.Disabled {
+			return ErrAccountDisabled
+		}
+		groups := make([]string, len(so.Groups))
+		for i, g := range so.Groups {
+			groups[i] = strings.ToLower(g)
+		}
+		if _, err := tx.Exec(ctx, `insert into team_members (team_id, user_id, by_sign_on)
+			select t.id, $1, true from teams t where lower(t.name) = any($2) on conflict do nothing`, id, groups); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `delete from team_members m using teams t
+			where m.team_id = t.id and m.user_id = $1 and m.by_sign_on and not lower(t.name) = any($2)`, id, groups)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.authChanged(ctx) // admin rights may have changed
+	return u, nil
+}
+
+// createSignOnUserTx makes the account of a first sign-on, under the
+// provider's name for the person made fit and unique.
+func createSignOnUserTx(ctx context.Context, tx pgx.Tx, so SignOn, email string) (int64, error) {
+	base := SignOnName(so.Name)
+	for n := 1; n < 1000; n++ {
+		name := base
+		if n > 1 {
+			suffix := fmt.Sprintf("-%d", n)
+			name = strings.TrimRight(base[:min(len(base), 64-len(suffix))], ".-_@") + suffix
+		}
+		var id int64
+		err := tx.QueryRow(ctx, `insert into users (name, email) values ($1, $2)
+			on conflict (name) do nothing returning id`, name, email).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		_, err = tx.Exec(ctx, `insert into user_identities (issuer, subject, user_id) values ($1, $2, $3)`,
+			so.Issuer, so.Subject, id)
+		return id, translate(err, "identity")
+	}
+	return 0, conflict("No free name was found for %s.", quote(base))
+}
+
+var notInName = regexp.MustCompile(`[^A-Za-z0-9._@-]+`)
+
+// SignOnName turns what a provider calls a person into an account name:
+// letters, digits and . _ @ -, starting with a letter or digit, at most 64.
+func SignOnName(name string) string {
+	name = notInName.ReplaceAllString(strings.TrimSpace(name), "-")
+	name = strings.TrimLeft(name, "._@-")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	if name == "" {
+		return "user"
+	}
+	return name
+}
+
+// SignOnIssuers names the identity provider of each account made by
+// sign-on, by user id; accounts with a password are not listed.
+func (s *Store) SignOnIssuers(ctx context.Context) (map[int64]string, error) {
+	rows, _ := s.pool.Query(ctx, `select user_id, issuer from user_identities`)
+	out := map[int64]string{}
+	var id int64
+	var issuer string
+	_, err := pgx.ForEachRow(rows, []any{&id, &issuer}, func() error {
+		out[id] = issuer
+		return nil
+	})
+	return out, err
+}
+
+// SignOnTeams lists the teams a person joined through sign-on, by name.
+func (s *Store) SignOnTeams(ctx context.Context, userID int64) ([]string, error) {
+	rows, _ := s.pool.Query(ctx, `select t.name from team_members m join teams t on t.id = m.team_id
+		where m.user_id = $1 and m.by_sign_on order by t.name`, userID)
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// SetSessionIDToken keeps the ID token a sign-on session began with, for
+// the provider's sign-out.
+func (s *Store) SetSessionIDToken(ctx context.Context, sessionSecret, idToken string) error {
+	sum := sessionHash(sessionSecret)
+	_, err := s.pool.Exec(ctx, `update sessions set id_token = $2 where secret_hash = $1`, sum[:], idToken)
+	return err
+}
+
+// SessionIDToken returns the ID token a session began with; "" for a
+// session begun with a password.
+func (s *Store) SessionIDToken(ctx context.Context, sessionSecret string) (string, error) {
+	sum := sessionHash(sessionSecret)
+	var tok *string
+	err := s.pool.QueryRow(ctx, `select id_token from sessions where secret_hash = $1`, sum[:]).Scan(&tok)
+	if errors.Is(err, pgx.ErrNoRows) || tok == nil {
+		return "", nil
+	}
+	return *tok, err
+}
+
+func sessionHash(secret string) [32]byte { return sha256.Sum256([]byte(secret)) }

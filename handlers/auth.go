@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -49,6 +50,11 @@ type AuthOptions struct {
 	// state-changing request from a page there is same-site even when a
 	// proxy changes the Host header.
 	PublicOrigin string
+	// SSO signs people in through an OpenID Connect provider; nil for none.
+	SSO *sso.Client
+	// PasswordSignInOff removes the password form and refuses password
+	// sign-in (PASSWORD_SIGN_IN=off).
+	PasswordSignInOff bool
 }
 
 // newCrossOriginProtection refuses state-changing requests that a browser
@@ -148,7 +154,7 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			setUser(c, u)
 			return h.withCSRF(next)(c)
 		}
-		if req.URL.Path == "/login" {
+		if req.URL.Path == "/login" || req.URL.Path == "/auth/oidc" || req.URL.Path == "/auth/oidc/callback" {
 			return h.withCSRF(next)(c)
 		}
 		s := h.session(c)

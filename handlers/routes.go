@@ -47,6 +47,8 @@ func (h *Handler) Routes() *echo.Echo {
 	e.GET("/login", h.loginShow)
 	e.POST("/login", h.loginSubmit)
 	e.POST("/logout", h.logout)
+	e.GET("/auth/oidc", h.signOnBegin)
+	e.GET("/auth/oidc/callback", h.signOnCallback)
 	e.GET("/account", h.accountShow)
 	e.POST("/account/zone", h.accountZone)
 	e.POST("/account/mail", h.accountMailUpdate)

@@ -131,6 +131,17 @@ func (s *Store) SignOnIssuers(ctx context.Context) (map[int64]string, error) {
 	return out, err
 }
 
+// SignOnIssuer names the identity provider of an account made by
+// sign-on; "" for any other account.
+func (s *Store) SignOnIssuer(ctx context.Context, userID int64) (string, error) {
+	var issuer string
+	err := s.pool.QueryRow(ctx, `select issuer from user_identities where user_id = $1`, userID).Scan(&issuer)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return issuer, err
+}
+
 // SignOnTeams lists the teams a person joined through sign-on, by name.
 func (s *Store) SignOnTeams(ctx context.Context, userID int64) ([]string, error) {
 	rows, _ := s.pool.Query(ctx, `select t.name from team_members m join teams t on t.id = m.team_id

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,11 +41,14 @@ type Provider struct {
 	mu        sync.Mutex
 	groups    map[string][]string // by subject
 	callbacks []string            // the redirects to the client's callback, in order
-	redirect  string
+	redirects []string
+	logouts   []string
+	requests  []string // every request's path and query
 }
 
 // Start runs a provider with people and one client whose redirect URI is
-// redirectURL and whose post-logout URI is postLogoutURL, until the test ends.
+// redirectURL and whose post-logout URI is postLogoutURL, until the test
+// ends. More may be allowed with Allow.
 func Start(t testing.TB, redirectURL, postLogoutURL string, people ...Person) *Provider {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -52,7 +56,7 @@ func Start(t testing.TB, redirectURL, postLogoutURL string, people ...Person) *P
 		t.Fatal(err)
 	}
 	p := &Provider{Issuer: "http://" + ln.Addr().String(), ClientID: "rounds", ClientSecret: "rounds-client-secret",
-		groups: map[string][]string{}, redirect: redirectURL}
+		groups: map[string][]string{}, redirects: []string{redirectURL}, logouts: []string{postLogoutURL}}
 	users := map[string]map[string]any{}
 	for _, x := range people {
 		users[x.ID] = map[string]any{"ID": x.ID, "Username": x.Username, "Password": x.Password, "Email": x.Email,
@@ -69,13 +73,21 @@ func Start(t testing.TB, redirectURL, postLogoutURL string, people ...Person) *P
 		t.Fatal(err)
 	}
 	client := storage.WebClient(p.ClientID, p.ClientSecret, redirectURL)
-	st := &groupStorage{Storage: storage.NewStorageWithClients(us, map[string]*storage.Client{p.ClientID: client}),
-		p: p, postLogout: postLogoutURL}
+	st := &groupStorage{Storage: storage.NewStorageWithClients(us, map[string]*storage.Client{p.ClientID: client}), p: p}
 	router := exampleop.SetupServer(p.Issuer, st, nil, false)
 	srv := &http.Server{Handler: p.watch(router)}
 	go srv.Serve(ln) //nolint:errcheck
 	t.Cleanup(func() { _ = srv.Close() })
 	return p
+}
+
+// Allow registers another redirect URI and post-logout URI of the client,
+// such as another instance's.
+func (p *Provider) Allow(redirectURL, postLogoutURL string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.redirects = append(p.redirects, redirectURL)
+	p.logouts = append(p.logouts, postLogoutURL)
 }
 
 // SetGroups changes a person's groups, as an administrator at the
@@ -94,6 +106,13 @@ func (p *Provider) Callbacks() []string {
 	return append([]string(nil), p.callbacks...)
 }
 
+// Requests are the paths and queries of every request the provider got.
+func (p *Provider) Requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.requests...)
+}
+
 func (p *Provider) groupsOf(subject string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -103,6 +122,9 @@ func (p *Provider) groupsOf(subject string) []string {
 // watch records every redirect to the client's callback.
 func (p *Provider) watch(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.requests = append(p.requests, r.URL.RequestURI())
+		p.mu.Unlock()
 		next.ServeHTTP(&watcher{ResponseWriter: w, p: p}, r)
 	})
 }
@@ -113,20 +135,22 @@ type watcher struct {
 }
 
 func (w *watcher) WriteHeader(code int) {
-	if loc := w.Header().Get("Location"); code/100 == 3 && strings.HasPrefix(loc, w.p.redirect+"?") {
-		w.p.mu.Lock()
-		w.p.callbacks = append(w.p.callbacks, loc)
-		w.p.mu.Unlock()
+	loc := w.Header().Get("Location")
+	w.p.mu.Lock()
+	for _, r := range w.p.redirects {
+		if code/100 == 3 && strings.HasPrefix(loc, r+"?") {
+			w.p.callbacks = append(w.p.callbacks, loc)
+		}
 	}
+	w.p.mu.Unlock()
 	w.ResponseWriter.WriteHeader(code)
 }
 
 // groupStorage is the example storage with a groups claim in the ID token
-// and userinfo, as Okta and Entra send it, and the client's post-logout URI.
+// and userinfo, as Okta and Entra send it, and the client's URIs.
 type groupStorage struct {
 	*storage.Storage
-	p          *Provider
-	postLogout string
+	p *Provider
 }
 
 func (s *groupStorage) SetUserinfoFromRequest(ctx context.Context, ui *oidc.UserInfo, token op.IDTokenRequest, scopes []string) error {
@@ -150,12 +174,15 @@ func (s *groupStorage) GetClientByClientID(ctx context.Context, id string) (op.C
 	if err != nil {
 		return nil, err
 	}
-	return logoutClient{Client: c, uris: []string{s.postLogout}}, nil
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	return uriClient{Client: c, redirects: slices.Clone(s.p.redirects), logouts: slices.Clone(s.p.logouts)}, nil
 }
 
-type logoutClient struct {
+type uriClient struct {
 	op.Client
-	uris []string
+	redirects, logouts []string
 }
 
-func (c logoutClient) PostLogoutRedirectURIs() []string { return c.uris }
+func (c uriClient) RedirectURIs() []string           { return c.redirects }
+func (c uriClient) PostLogoutRedirectURIs() []string { return c.logouts }

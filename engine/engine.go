@@ -211,6 +211,12 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 	if err := river.AddWorkerSafely(workers, &retentionWorker{e: e}); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(workers, &escalateWorker{e: e}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &deadlineWorker{e: e}); err != nil {
+		return nil, err
+	}
 	rc, err := river.NewClient(newDriver(pool, e.cfg.Notifier), &river.Config{
 		ID:           e.cfg.InstanceID,
 		PeriodicJobs: e.periodicJobs(),

@@ -50,6 +50,9 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	if s.RoundTTL > 0 {
 		vm.RoundTTL = shortDuration(s.RoundTTL)
 	}
+	if vm.Deadlines, err = h.adminDeadlinesVM(ctx, s.Name); err != nil {
+		return nil, err
+	}
 	vm.Replay = s.ReplayAnswers
 	life, err := h.store.ServerStateLife(ctx, s.ID, stateLifeSpan)
 	if err != nil {

@@ -135,6 +135,7 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.GET("/connections", h.adminConnections)
 	admin.POST("/connections/revoke", h.adminConnectionRevoke)
 	admin.POST("/servers/:server/oauth", h.adminServerOAuth)
+	admin.POST("/servers/:server/deadlines", h.adminServerDeadlines)
 
 	// Every address a form posts to also answers GET, with the page it
 	// belongs to: the address bar after a failed check, a bookmark or a
@@ -148,7 +149,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.GET("/calls/:id/rounds/:seq/draft", redirectTo("/calls/:id"))
 	e.GET("/calls/:id/retry", redirectTo("/calls/:id"))
 	e.GET("/calls/:id/stop", redirectTo("/calls/:id"))
-	for _, p := range []string{"/check", "/refresh", "/enabled", "/delete"} {
+	for _, p := range []string{"/check", "/refresh", "/enabled", "/delete", "/deadlines"} {
 		admin.GET("/servers/:server"+p, redirectTo("/admin/servers/:server"))
 	}
 	for _, p := range []string{"/disabled", "/admin", "/password"} {

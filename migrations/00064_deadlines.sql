@@ -23,7 +23,13 @@ alter table rounds add column on_expiry text not null default 'expire',
     add column escalated_at timestamptz,
     add column escalated_from text;
 
+alter table webhook_deliveries drop constraint webhook_deliveries_type_check,
+    add constraint webhook_deliveries_type_check check (type in ('round.waiting', 'round.escalated', 'call.finished'));
+
 -- +goose Down
+delete from webhook_deliveries where type = 'round.escalated';
+alter table webhook_deliveries drop constraint webhook_deliveries_type_check,
+    add constraint webhook_deliveries_type_check check (type in ('round.waiting', 'call.finished'));
 alter table rounds drop column on_expiry, drop column escalate_at, drop column escalate_to,
     drop column escalated_at, drop column escalated_from;
 drop table call_deadlines;

@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
+	"github.com/mcp-rounds/rounds/provision"
 	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
@@ -166,7 +167,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		ln.Close()
 		return fail(err)
 	}
+	scim, err := provision.Handler(st, eng.Config().InstanceID, log)
+	if err != nil {
+		ln.Close()
+		return fail(err)
+	}
 	h := handlers.New(handlers.Options{
+		SCIM:  scim,
 		Store: st, Engine: eng, Logger: log, Notifier: notifier, Settings: settings(eng.Config()),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{

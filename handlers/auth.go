@@ -98,10 +98,11 @@ func setUser(c echo.Context, u *store.User) {
 }
 
 // isPublic lists what is reachable without signing in, besides /login.
-// The built-in demo MCP server checks a bearer key of its own.
+// The built-in demo MCP server and SCIM check bearer tokens of their own.
 func isPublic(path string) bool {
 	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" ||
-		path == "/demo/mcp" || path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json"
+		path == "/demo/mcp" || path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json" ||
+		strings.HasPrefix(path, "/scim/v2/")
 }
 
 // session loads the visitor's session, starting a fresh one when the

@@ -43,6 +43,9 @@ func (h *Handler) Routes() *echo.Echo {
 	if h.demo != nil {
 		e.Any("/demo/mcp", echo.WrapHandler(h.demo))
 	}
+	if h.scim != nil {
+		e.Any("/scim/v2/*", echo.WrapHandler(h.scim))
+	}
 
 	e.GET("/login", h.loginShow)
 	e.POST("/login", h.loginSubmit)

@@ -42,6 +42,9 @@ func (s *Store) SignOnUser(ctx context.Context, so SignOn) (*User, error) {
 		err := tx.QueryRow(ctx, `update user_identities set last_sign_in_at = now()
 			where issuer = $1 and subject = $2 returning user_id`, so.Issuer, so.Subject).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
+			id, err = linkProvisionedTx(ctx, tx, so)
+		}
+		if errors.Is(err, pgx.ErrNoRows) {
 			id, err = createSignOnUserTx(ctx, tx, so, email)
 		}
 		if err != nil {
@@ -73,6 +76,20 @@ func (s *Store) SignOnUser(ctx context.Context, so SignOn) (*User, error) {
 	}
 	s.authChanged(ctx) // admin rights may have changed
 	return u, nil
+}
+
+// linkProvisionedTx finds the account a provider provisioned (SCIM) for
+// this identity, by the externalId it gave being the identity's subject,
+// and records the identity for it; pgx.ErrNoRows when there is none.
+func linkProvisionedTx(ctx context.Context, tx pgx.Tx, so SignOn) (int64, error) {
+	var id int64
+	err := tx.QueryRow(ctx, `select p.user_id from scim_users p where p.external_id = $1
+		and not exists (select 1 from user_identities i where i.user_id = p.user_id)`, so.Subject).Scan(&id)
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.Exec(ctx, `insert into user_identities (issuer, subject, user_id) values ($1, $2, $3)`, so.Issuer, so.Subject, id)
+	return id, err
 }
 
 // createSignOnUserTx makes the account of a first sign-on, under the

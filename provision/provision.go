@@ -511,4 +511,3 @@ func memberFromFilter(expr string) ([]int64, error) {
 	}
 	return []int64{n}, nil
 }
-

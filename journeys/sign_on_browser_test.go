@@ -86,6 +86,15 @@ func TestBrowserSignOn(t *testing.T) {
 				t.Error("no admin link for a member of OIDC_ADMIN_GROUPS")
 			}
 			j.axeZero("the account page of a person signed in by single sign-on")
+			j.do("open the users list", chromedp.Navigate(a.URL+"/admin/users"),
+				chromedp.WaitVisible(chromedp.CSS(`tr[data-testid="user-row"][data-name="admin"]`)))
+			if got := j.text(`tr[data-testid="user-row"][data-name="` + name + `"] [data-testid="user-sign-in"]`); !strings.Contains(got, "Single sign-on") {
+				t.Errorf("the users list says %s signs in with %q", name, got)
+			}
+			if got := j.text(`tr[data-testid="user-row"][data-name="admin"] [data-testid="user-sign-in"]`); got != "Password (switched off here)" {
+				t.Errorf("the users list says admin signs in with %q", got)
+			}
+			j.axeZero("the users list")
 			callbacks := provider.Callbacks()
 			callback := callbacks[len(callbacks)-1]
 

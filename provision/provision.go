@@ -7,10 +7,11 @@
 package provision
 
 import (
-	"crypto/subtle"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -54,7 +55,9 @@ func Handler(st *store.Store, instance string, log *slog.Logger) (http.Handler, 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		valid := false
-		if ok && subtle.ConstantTimeEq(int32(len(token)), 0) == 0 {
+		// The token is looked up by its hash, so its check takes no
+		// comparison that could leak it.
+		if ok && strings.TrimSpace(token) != "" {
 			var err error
 			if valid, err = st.ProvisionTokenValid(r.Context(), strings.TrimSpace(token)); err != nil {
 				log.ErrorContext(r.Context(), "SCIM: checking the token", "err", err)
@@ -69,8 +72,60 @@ func Handler(st *store.Store, instance string, log *slog.Logger) (http.Handler, 
 			_, _ = w.Write([]byte(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"status":"401","detail":"Send a provisioning token: Authorization: Bearer TOKEN."}`))
 			return
 		}
+		if r.Method == http.MethodPatch {
+			if err := booleansAsSent(r); err != nil {
+				w.Header().Set("Content-Type", "application/scim+json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write([]byte(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"status":"400","scimType":"invalidSyntax","detail":"The body is not a PATCH request."}`))
+				return
+			}
+		}
 		inner.ServeHTTP(w, r)
 	}), nil
+}
+
+// maxBody caps a SCIM request's body.
+const maxBody = 1 << 20
+
+// booleansAsSent turns "True" and "False" given for active into booleans:
+// Microsoft Entra sends them as strings unless told otherwise, and the
+// schema checks would refuse them.
+func booleansAsSent(r *http.Request) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		return err
+	}
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body)) // the library says what is wrong
+		return nil
+	}
+	ops, _ := req["Operations"].([]any)
+	for _, o := range ops {
+		op, _ := o.(map[string]any)
+		if path, _ := op["path"].(string); strings.EqualFold(path, "active") {
+			op["value"] = asBool(op["value"])
+		}
+		if values, ok := op["value"].(map[string]any); ok {
+			if v, ok := values["active"]; ok {
+				values["active"] = asBool(v)
+			}
+		}
+	}
+	fixed, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(fixed))
+	r.ContentLength = int64(len(fixed))
+	return nil
+}
+
+func asBool(v any) any {
+	if s, ok := v.(string); ok && (strings.EqualFold(s, "true") || strings.EqualFold(s, "false")) {
+		return strings.EqualFold(s, "true")
+	}
+	return v
 }
 
 // scimError maps the store's errors to SCIM's.

@@ -346,6 +346,9 @@ func teamNameFor(displayName string) string {
 
 // setMembersTx makes members the group's members (replace), or adds them.
 func setMembersTx(ctx context.Context, tx pgx.Tx, teamID int64, members []int64, replace bool) error {
+	if members == nil {
+		members = []int64{} // "= any(null)" would match nothing
+	}
 	if replace {
 		if _, err := tx.Exec(ctx, `delete from team_members where team_id = $1 and not (user_id = any($2))`, teamID, members); err != nil {
 			return err

@@ -123,6 +123,8 @@ func (h *Handler) signsInWith(u store.User, issuer string) string {
 		return "Password (switched off here)"
 	case u.PasswordHash != nil:
 		return "Password"
+	case h.auth.SSO != nil:
+		return "Single sign-on (not signed in yet)"
 	case h.auth.TrustedHeader != "":
 		return "Trusted proxy (" + h.auth.TrustedHeader + ")"
 	}

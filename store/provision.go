@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,7 +106,7 @@ func insertUserNamedTx(ctx context.Context, tx pgx.Tx, name, email string) (int6
 	for n := 1; n < 1000; n++ {
 		candidate := base
 		if n > 1 {
-			suffix := "-" + itoa(n)
+			suffix := "-" + strconv.Itoa(n)
 			candidate = strings.TrimRight(base[:min(len(base), 64-len(suffix))], ".-_@") + suffix
 		}
 		var id int64
@@ -117,11 +118,6 @@ func insertUserNamedTx(ctx context.Context, tx pgx.Tx, name, email string) (int6
 		return id, err
 	}
 	return 0, conflict("No free name was found for %s.", quote(base))
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 // ProvisionedUser returns a provisioned person by their account's id.
@@ -434,7 +430,7 @@ func (s *Store) ChangeProvisionedGroup(ctx context.Context, id int64, ch GroupCh
 			}
 		}
 		return auditTx(ctx, tx, AuditEntry{Instance: instance, Actor: "provisioning", Action: "team.members.changed",
-			Target: itoa(int(id)), Detail: map[string]any{"added": len(ch.Add), "removed": len(ch.Remove), "replaced": ch.Replace}})
+			Target: strconv.FormatInt(id, 10), Detail: map[string]any{"added": len(ch.Add), "removed": len(ch.Remove), "replaced": ch.Replace}})
 	})
 	if err != nil {
 		return nil, err

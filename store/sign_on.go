@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -37,6 +36,7 @@ func (s *Store) SignOnUser(ctx context.Context, so SignOn) (*User, error) {
 		email = "" // an address the provider has that we cannot mail is left out
 	}
 	var u *User
+	var adminChanged bool
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var id int64
 		err := tx.QueryRow(ctx, `update user_identities set last_sign_in_at = now()
@@ -48,6 +48,9 @@ func (s *Store) SignOnUser(ctx context.Context, so SignOn) (*User, error) {
 			id, err = createSignOnUserTx(ctx, tx, so, email)
 		}
 		if err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `select is_admin <> $2 from users where id = $1 for update`, id, so.Admin).Scan(&adminChanged); err != nil {
 			return err
 		}
 		rows, _ := tx.Query(ctx, `update users set is_admin = $2,
@@ -74,7 +77,9 @@ func (s *Store) SignOnUser(ctx context.Context, so SignOn) (*User, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.authChanged(ctx) // admin rights may have changed
+	if adminChanged {
+		s.authChanged(ctx) // every instance's next page shows it
+	}
 	return u, nil
 }
 
@@ -95,27 +100,13 @@ func linkProvisionedTx(ctx context.Context, tx pgx.Tx, so SignOn) (int64, error)
 // createSignOnUserTx makes the account of a first sign-on, under the
 // provider's name for the person made fit and unique.
 func createSignOnUserTx(ctx context.Context, tx pgx.Tx, so SignOn, email string) (int64, error) {
-	base := SignOnName(so.Name)
-	for n := 1; n < 1000; n++ {
-		name := base
-		if n > 1 {
-			suffix := fmt.Sprintf("-%d", n)
-			name = strings.TrimRight(base[:min(len(base), 64-len(suffix))], ".-_@") + suffix
-		}
-		var id int64
-		err := tx.QueryRow(ctx, `insert into users (name, email) values ($1, $2)
-			on conflict (name) do nothing returning id`, name, email).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		_, err = tx.Exec(ctx, `insert into user_identities (issuer, subject, user_id) values ($1, $2, $3)`,
-			so.Issuer, so.Subject, id)
-		return id, translate(err, "identity")
+	id, err := insertUserNamedTx(ctx, tx, so.Name, email)
+	if err != nil {
+		return 0, err
 	}
-	return 0, conflict("No free name was found for %s.", quote(base))
+	_, err = tx.Exec(ctx, `insert into user_identities (issuer, subject, user_id) values ($1, $2, $3)`,
+		so.Issuer, so.Subject, id)
+	return id, translate(err, "identity")
 }
 
 var notInName = regexp.MustCompile(`[^A-Za-z0-9._@-]+`)

@@ -95,3 +95,32 @@ func TestSignOnName(t *testing.T) {
 		}
 	}
 }
+
+// TestSignOnFindsProvisioned signs in, for the first time, a person a
+// provider provisioned with their subject as externalId: the sign-in lands
+// in that account, not a new one; someone with the same name but another
+// subject gets a new one.
+func TestSignOnFindsProvisioned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := newAdminStore(t)
+	p, err := st.CreateProvisionedUser(ctx, store.ProvisionUser{UserName: "ada@example.com", ExternalID: "00u1ada",
+		Active: true, Attributes: []byte(`{}`)}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := st.SignOnUser(ctx, store.SignOn{Issuer: "https://okta.example", Subject: "00u1ada", Name: "ada@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.ID != p.ID {
+		t.Errorf("signed in to account %d (%s), want the provisioned %d", u.ID, u.Name, p.ID)
+	}
+	other, err := st.SignOnUser(ctx, store.SignOn{Issuer: "https://okta.example", Subject: "00u1eve", Name: "ada@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.ID == p.ID || other.Name != "ada@example.com-2" {
+		t.Errorf("another subject with the same name got %+v; want an account of its own", other)
+	}
+}

@@ -21,7 +21,9 @@ import (
 	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
+	"github.com/mcp-rounds/rounds/provision"
 	"github.com/mcp-rounds/rounds/round"
+	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -177,7 +179,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		ln.Close()
 		return fail(err)
 	}
+	scim, err := provision.Handler(st, eng.Config().InstanceID, log)
+	if err != nil {
+		ln.Close()
+		return fail(err)
+	}
 	h := handlers.New(handlers.Options{
+		SCIM:  scim,
 		Store: st, Engine: eng, Logger: log, Notifier: notifier, Settings: settings(eng.Config()),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
@@ -187,6 +195,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			TrustedHeader:  cfg.TrustedHeader,
 			TrustedProxies: cfg.TrustedProxies,
 			PublicOrigin:   cfg.PublicOrigin,
+			SSO:            signOn(cfg.SSO, publicURL),
+
+			PasswordSignInOff: cfg.PasswordSignInOff,
 		},
 	})
 	srv := &http.Server{
@@ -300,4 +311,14 @@ func restarts(n int) int {
 func settings(c engine.Config) handlers.Settings {
 	return handlers.Settings{InstanceID: c.InstanceID, RoundTTL: c.RoundTTL, Retention: c.Retention,
 		Capabilities: c.Capabilities, Mail: c.Mail != nil, WebhookAllowPrivate: c.WebhookAllowPrivate, Metrics: c.Metrics}
+}
+
+// signOn is the single sign-on client of OIDC_*, or nil when it is off.
+func signOn(c SSOConfig, publicURL string) *sso.Client {
+	if c.Issuer == "" {
+		return nil
+	}
+	return sso.New(sso.Config{Issuer: c.Issuer, ClientID: c.ClientID, ClientSecret: c.ClientSecret, Name: c.Name,
+		RedirectURL: publicURL + "/auth/oidc/callback", PostLogoutURL: publicURL + "/login",
+		GroupsClaim: c.GroupsClaim, AdminGroups: c.AdminGroups})
 }

@@ -28,6 +28,7 @@ const usage = `usage:
   web user list                         list users
   web user disable NAME                 stop a user from signing in
   web token create NAME                 make an API token for user NAME (printed last)
+  web scim token create NAME            make a provisioning (SCIM) token for an identity provider (printed last)
   web server add NAME URL [--header 'Authorization: Bearer …']
                                         register an MCP server, with optional credentials
   web healthcheck                       exit 0 if the instance on LISTEN_ADDR is up`
@@ -119,6 +120,15 @@ func Command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 			return err
 		}
 		fmt.Fprintf(stdout, "disabled %s\n", args[2])
+	case "scim token":
+		if len(args) != 4 || args[2] != "create" {
+			return errors.New("usage: web scim token create NAME")
+		}
+		secret, err := st.CreateProvisionToken(ctx, args[3])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Provisioning token %q (shown once; give it to the identity provider as its SCIM bearer token):\n%s\n", args[3], secret)
 	case "token create":
 		if len(args) != 3 {
 			return errors.New("usage: web token create NAME")

@@ -57,6 +57,11 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	CredentialsKey []byte
 	AdminPassword  string
+	// SSO is single sign-on through an OpenID Connect provider (OIDC_*);
+	// its Issuer is empty when it is off. PasswordSignInOff is
+	// PASSWORD_SIGN_IN=off.
+	SSO               SSOConfig
+	PasswordSignInOff bool
 
 	// MetricsAllow may scrape /metrics without a token; ExpiryInterval and
 	// HeartbeatInterval pace the expiry job and the instance heartbeat.
@@ -224,6 +229,19 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	cfg.AdminPassword = getenv("ADMIN_PASSWORD")
+	if cfg.SSO, err = parseSSO(getenv); err != nil {
+		return cfg, err
+	}
+	switch v := getenv("PASSWORD_SIGN_IN"); v {
+	case "", "on":
+	case "off":
+		if cfg.SSO.Issuer == "" && cfg.TrustedHeader == "" {
+			return cfg, errors.New("PASSWORD_SIGN_IN=off needs another way in: OIDC_ISSUER or TRUSTED_PROXY_HEADER")
+		}
+		cfg.PasswordSignInOff = true
+	default:
+		return cfg, fmt.Errorf("PASSWORD_SIGN_IN: want on or off, got %q", v)
+	}
 	if v, ok := lookup(getenv, "MCP_SERVERS"); ok {
 		cfg.serversSet = true
 		if cfg.Servers, err = parseServers(v); err != nil {
@@ -420,4 +438,37 @@ func or(v, def string) string {
 func lookup(getenv func(string) string, key string) (string, bool) {
 	v := getenv(key)
 	return v, v != ""
+}
+
+// SSOConfig is single sign-on through an OpenID Connect provider.
+type SSOConfig struct {
+	Issuer, ClientID, ClientSecret string
+	Name                           string // what the sign-in button calls it
+	GroupsClaim                    string
+	AdminGroups                    []string
+}
+
+// parseSSO reads the OIDC_* settings; without OIDC_ISSUER sign-on is off.
+func parseSSO(getenv func(string) string) (SSOConfig, error) {
+	c := SSOConfig{Issuer: getenv("OIDC_ISSUER"), ClientID: getenv("OIDC_CLIENT_ID"),
+		ClientSecret: getenv("OIDC_CLIENT_SECRET"), Name: getenv("OIDC_NAME"), GroupsClaim: getenv("OIDC_GROUPS_CLAIM")}
+	for g := range strings.SplitSeq(getenv("OIDC_ADMIN_GROUPS"), ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			c.AdminGroups = append(c.AdminGroups, g)
+		}
+	}
+	if c.Issuer == "" {
+		if c.ClientID != "" {
+			return c, errors.New("OIDC_CLIENT_ID needs OIDC_ISSUER: the provider's issuer URL")
+		}
+		return c, nil
+	}
+	u, err := url.Parse(c.Issuer)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return c, fmt.Errorf("OIDC_ISSUER: want the provider's issuer URL, such as https://login.example.com, got %q", c.Issuer)
+	}
+	if c.ClientID == "" {
+		return c, errors.New("OIDC_ISSUER needs OIDC_CLIENT_ID: the client id the provider gave Rounds")
+	}
+	return c, nil
 }

@@ -231,6 +231,12 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 	if err := river.AddWorkerSafely(workers, &taskCancelWorker{e: e}); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(workers, &escalateWorker{e: e}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &deadlineWorker{e: e}); err != nil {
+		return nil, err
+	}
 	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}}
 	if len(e.cfg.Locals.Names()) > 0 {
 		// Retries that must reach this instance's local processes.

@@ -24,7 +24,17 @@ func (h *Handler) accountShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	issuer, err := h.store.SignOnIssuer(c.Request().Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	teams, err := h.accountTeams(c, u)
+	if err != nil {
+		return err
+	}
 	vm := views.AccountVM{
+		SignsInWith: h.signsInWith(*u, issuer),
+		Teams:       teams,
 		Connections: conns,
 		Sessions:    sessions,
 		Name:        u.Name,

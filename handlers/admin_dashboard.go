@@ -47,6 +47,11 @@ func (h *Handler) adminDashboard(c echo.Context) error {
 		}
 		vm.Charts = append(vm.Charts, chart)
 	}
+	speed, err := h.answerSpeedCharts(ctx, now)
+	if err != nil {
+		return err
+	}
+	vm.Charts = append(vm.Charts, speed...)
 	return render(c, http.StatusOK, views.AdminDashboardPage(vm))
 }
 

@@ -53,6 +53,9 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	if vm.Local, vm.IsLocal, err = h.localProcessesVM(ctx, s.Name, s.URL); err != nil {
 		return nil, err
 	}
+	if vm.Deadlines, err = h.adminDeadlinesVM(ctx, s.Name); err != nil {
+		return nil, err
+	}
 	vm.Replay = s.ReplayAnswers
 	life, err := h.store.ServerStateLife(ctx, s.ID, stateLifeSpan)
 	if err != nil {

@@ -44,8 +44,13 @@ func (h *Handler) renderUsers(c echo.Context, status int, vm views.AdminUsersVM)
 	if err != nil {
 		return err
 	}
+	issuers, err := h.store.SignOnIssuers(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	for _, u := range users {
 		vm.Users = append(vm.Users, views.AdminUserVM{
+			SignsInWith: h.signsInWith(u, issuers[u.ID]), SignOn: issuers[u.ID] != "",
 			Name: u.Name, IsAdmin: u.IsAdmin, Disabled: u.Disabled, Password: u.PasswordHash != nil,
 			Created: u.CreatedAt, Self: u.Name == h.person(c), Base: "/admin/users/" + url.PathEscape(u.Name),
 			Email: contacts[u.Name].Email,

@@ -33,6 +33,11 @@ type apiCallRequest struct {
 	// Protocol starts the call with this revision ("2025-11-25" for a tool
 	// that asks over a session); "" or "auto" takes the server's setting.
 	Protocol string `json:"protocol"`
+	// EscalateAfter (a duration such as "2h"), EscalateTo and OnExpiry
+	// override the server's deadlines for this call's rounds.
+	EscalateAfter string `json:"escalate_after"`
+	EscalateTo    string `json:"escalate_to"`
+	OnExpiry      string `json:"on_expiry"`
 }
 
 // apiCallCreate starts a tool call, a prompt or a resource read:
@@ -78,6 +83,10 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 			return err
 		}
 	}
+	deadlines, err := h.apiDeadlines(ctx, req)
+	if err != nil {
+		return err
+	}
 	if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
 		req.Arguments = json.RawMessage(`{}`)
 	}
@@ -98,7 +107,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		defer w.stop()
 	}
 	if req.Method == mcpclient.MethodCallTool {
-		return h.apiToolCallCreate(c, req, args, id, w)
+		return h.apiToolCallCreate(c, req, args, id, w, deadlines)
 	}
 	srv, err := h.store.ServerByName(ctx, req.Server)
 	if err != nil {
@@ -134,7 +143,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
 		Assignee: req.Assignee, WebhookURL: req.WebhookURL,
 		Audit:    h.userAudit(c, "call.started", "", detail),
-		Protocol: strings.TrimPrefix(req.Protocol, "auto"), ID: id,
+		Protocol: strings.TrimPrefix(req.Protocol, "auto"), ID: id, Deadlines: deadlines,
 	})
 	if err != nil {
 		return err
@@ -152,7 +161,7 @@ func firstRound(call *store.Call) bool {
 // the caller to connect before it lists its tools gets the call unchecked:
 // it waits for the caller to connect (authorization_required), and the
 // server checks the arguments.
-func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any, id string, w *watcher) error {
+func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any, id string, w *watcher, deadlines *store.Deadlines) error {
 	ctx := c.Request().Context()
 	srv, err := h.store.ServerByName(ctx, req.Server)
 	if err != nil {
@@ -161,6 +170,7 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 	nc := store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: req.Tool, Arguments: req.Arguments,
 		Protocol: strings.TrimPrefix(req.Protocol, "auto"), Assignee: req.Assignee, WebhookURL: req.WebhookURL, ID: id,
+		Deadlines: deadlines,
 	}
 	tool, err := h.toolToCall(ctx, srv, req.Tool)
 	var authErr *mcpclient.AuthRequiredError

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -49,6 +50,11 @@ type AuthOptions struct {
 	// state-changing request from a page there is same-site even when a
 	// proxy changes the Host header.
 	PublicOrigin string
+	// SSO signs people in through an OpenID Connect provider; nil for none.
+	SSO *sso.Client
+	// PasswordSignInOff removes the password form and refuses password
+	// sign-in (PASSWORD_SIGN_IN=off).
+	PasswordSignInOff bool
 }
 
 // newCrossOriginProtection refuses state-changing requests that a browser
@@ -92,10 +98,11 @@ func setUser(c echo.Context, u *store.User) {
 }
 
 // isPublic lists what is reachable without signing in, besides /login.
-// The built-in demo MCP server checks a bearer key of its own.
+// The built-in demo MCP server and SCIM check bearer tokens of their own.
 func isPublic(path string) bool {
 	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" ||
-		path == "/demo/mcp" || path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json"
+		path == "/demo/mcp" || path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json" ||
+		strings.HasPrefix(path, "/scim/v2/")
 }
 
 // session loads the visitor's session, starting a fresh one when the
@@ -148,7 +155,7 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			setUser(c, u)
 			return h.withCSRF(next)(c)
 		}
-		if req.URL.Path == "/login" {
+		if req.URL.Path == "/login" || req.URL.Path == "/auth/oidc" || req.URL.Path == "/auth/oidc/callback" {
 			return h.withCSRF(next)(c)
 		}
 		s := h.session(c)

@@ -213,6 +213,9 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 				current.AskedBefore = before.Seq
 				current.Changed = !mcpclient.SameQuestions(before.InputRequests, r.InputRequests)
 			}
+			if current.Plan, err = h.roundPlanVM(ctx, r); err != nil {
+				return nil, nil, 0, err
+			}
 			vm.Current = current
 			vm.WatchHref = watchHref(call.ID, r.Seq)
 			continue

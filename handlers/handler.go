@@ -28,6 +28,7 @@ type Handler struct {
 	engine   *engine.Engine
 	log      *slog.Logger
 	demo     http.Handler
+	scim     http.Handler
 	auth     AuthOptions
 	sessions *sessions.CookieStore
 	// crossOrigin checks Sec-Fetch-Site / Origin on state-changing requests.
@@ -51,6 +52,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Demo, when set, serves the built-in demo MCP server at /demo/mcp.
 	Demo http.Handler
+	// SCIM, when set, serves provisioning at /scim/v2 (it checks its own
+	// bearer tokens).
+	SCIM http.Handler
 	Auth AuthOptions
 	// Notifier wakes held requests when a call changes.
 	Notifier *store.Notifier
@@ -79,7 +83,7 @@ type Settings struct {
 // New returns a Handler.
 func New(o Options) *Handler {
 	return &Handler{
-		store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo,
+		store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo, scim: o.SCIM,
 		auth: o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
 		notifier: o.Notifier, settings: o.Settings, icons: &icons{m: map[string]iconEntry{}}, held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
 	}

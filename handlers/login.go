@@ -28,15 +28,32 @@ const (
 
 // loginShow renders the sign-in form.
 func (h *Handler) loginShow(c echo.Context) error {
-	return render(c, http.StatusOK, views.LoginPage(views.LoginVM{Next: safeNext(c.QueryParam("next"))}))
+	return render(c, http.StatusOK, views.LoginPage(h.loginVM(safeNext(c.QueryParam("next")))))
+}
+
+// loginVM is the sign-in page's ways in: the password form unless it is
+// off, and the provider's button when single sign-on is set up.
+func (h *Handler) loginVM(next string) views.LoginVM {
+	vm := views.LoginVM{Next: next, NoPassword: h.auth.PasswordSignInOff}
+	if h.auth.SSO != nil {
+		vm.SSOName = h.auth.SSO.Name()
+		vm.SSOHref = "/auth/oidc?" + url.Values{"next": {next}}.Encode()
+	}
+	return vm
 }
 
 // loginSubmit checks a name and password, rate-limited per account and per
 // address, and starts a session.
 func (h *Handler) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
+	if h.auth.PasswordSignInOff {
+		vm := h.loginVM(safeNext(c.FormValue("next")))
+		vm.Error = passwordOff
+		return render(c, http.StatusForbidden, views.LoginPage(vm))
+	}
 	name := strings.TrimSpace(c.FormValue("username"))
-	vm := views.LoginVM{Username: name, Next: safeNext(c.FormValue("next"))}
+	vm := h.loginVM(safeNext(c.FormValue("next")))
+	vm.Username = name
 	limits := store.SignInLimits{Window: loginWindow, PerAccount: loginMaxPerAccount, PerAddress: loginMaxPerAddress,
 		KnownFor: loginKnownAddress}
 	// Counted before the password is checked, so that parallel guesses
@@ -63,19 +80,7 @@ func (h *Handler) loginSubmit(c echo.Context) error {
 	if err := h.store.SignedIn(ctx, attempt, u.ID, loginWindow); err != nil {
 		return err
 	}
-	// A new session on sign-in: nothing from before carries over.
-	s := h.session(c)
-	if old, ok := s.Values[sessSecret].(string); ok {
-		if err := h.store.EndSession(ctx, old); err != nil {
-			return err
-		}
-	}
-	secret, err := h.store.CreateSession(ctx, u.ID, c.Request().UserAgent(), c.RealIP(), h.auth.SessionTTL)
-	if err != nil {
-		return err
-	}
-	s.Values = map[any]any{sessSecret: secret, sessIssued: time.Now().Unix(), sessCSRF: randomToken()}
-	if err := s.Save(c.Request(), c.Response()); err != nil {
+	if _, err := h.startSession(c, u); err != nil {
 		return err
 	}
 	h.log.InfoContext(ctx, "signed in", "user", u.Name)
@@ -83,14 +88,52 @@ func (h *Handler) loginSubmit(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, vm.Next)
 }
 
-// logout ends the session, on every instance.
+// passwordOff answers a password sign-in when PASSWORD_SIGN_IN is off.
+const passwordOff = "Signing in with a password is switched off here. Use single sign-on."
+
+// startSession signs u in on this browser with a new session: nothing
+// from before carries over. It returns the session's secret.
+func (h *Handler) startSession(c echo.Context, u *store.User) (string, error) {
+	ctx := c.Request().Context()
+	s := h.session(c)
+	if old, ok := s.Values[sessSecret].(string); ok {
+		if err := h.store.EndSession(ctx, old); err != nil {
+			return "", err
+		}
+	}
+	secret, err := h.store.CreateSession(ctx, u.ID, c.Request().UserAgent(), c.RealIP(), h.auth.SessionTTL)
+	if err != nil {
+		return "", err
+	}
+	s.Values = map[any]any{sessSecret: secret, sessIssued: time.Now().Unix(), sessCSRF: randomToken()}
+	return secret, s.Save(c.Request(), c.Response())
+}
+
+// logout ends the session, on every instance, and a session begun by
+// single sign-on at the provider too, where it says how.
 func (h *Handler) logout(c echo.Context) error {
 	h.audit(c, "sign_out", "", nil)
-	return h.endCookieSession(c)
+	end := h.signOnEndURL(c)
+	if err := h.forgetCookieSession(c); err != nil {
+		return err
+	}
+	if end != "" {
+		// Not a redirect: CSP's form-action keeps a form's answer on this
+		// site, so the page itself goes on to the provider.
+		return render(c, http.StatusOK, views.SignedOutPage(views.SignedOutVM{Provider: h.auth.SSO.Name(), Href: end}))
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
 // endCookieSession ends this browser's session and forgets its cookie.
 func (h *Handler) endCookieSession(c echo.Context) error {
+	if err := h.forgetCookieSession(c); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+func (h *Handler) forgetCookieSession(c echo.Context) error {
 	s := h.session(c)
 	if secret, ok := s.Values[sessSecret].(string); ok {
 		if err := h.store.EndSession(c.Request().Context(), secret); err != nil {
@@ -99,10 +142,7 @@ func (h *Handler) endCookieSession(c echo.Context) error {
 	}
 	s.Values = map[any]any{}
 	s.Options.MaxAge = -1
-	if err := s.Save(c.Request(), c.Response()); err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, "/login")
+	return s.Save(c.Request(), c.Response())
 }
 
 // safeNext keeps a post-sign-in redirect on this site: only a clean path

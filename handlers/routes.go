@@ -44,10 +44,15 @@ func (h *Handler) Routes() *echo.Echo {
 	if h.demo != nil {
 		e.Any("/demo/mcp", echo.WrapHandler(h.demo))
 	}
+	if h.scim != nil {
+		e.Any("/scim/v2/*", echo.WrapHandler(h.scim))
+	}
 
 	e.GET("/login", h.loginShow)
 	e.POST("/login", h.loginSubmit)
 	e.POST("/logout", h.logout)
+	e.GET("/auth/oidc", h.signOnBegin)
+	e.GET("/auth/oidc/callback", h.signOnCallback)
 	e.GET("/account", h.accountShow)
 	e.POST("/account/zone", h.accountZone)
 	e.POST("/account/mail", h.accountMailUpdate)
@@ -134,6 +139,7 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.GET("/connections", h.adminConnections)
 	admin.POST("/connections/revoke", h.adminConnectionRevoke)
 	admin.POST("/servers/:server/oauth", h.adminServerOAuth)
+	admin.POST("/servers/:server/deadlines", h.adminServerDeadlines)
 
 	// Every address a form posts to also answers GET, with the page it
 	// belongs to: the address bar after a failed check, a bookmark or a
@@ -147,7 +153,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.GET("/calls/:id/rounds/:seq/draft", redirectTo("/calls/:id"))
 	e.GET("/calls/:id/retry", redirectTo("/calls/:id"))
 	e.GET("/calls/:id/stop", redirectTo("/calls/:id"))
-	for _, p := range []string{"/check", "/refresh", "/enabled", "/delete"} {
+	for _, p := range []string{"/check", "/refresh", "/enabled", "/delete", "/deadlines"} {
 		admin.GET("/servers/:server"+p, redirectTo("/admin/servers/:server"))
 	}
 	for _, p := range []string{"/disabled", "/admin", "/password"} {

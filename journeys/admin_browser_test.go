@@ -23,13 +23,16 @@ type chartSeen struct {
 
 // TestBrowserAdminDashboard signs in as an admin in Chromium, opens the
 // dashboard, and finds each chart drawn, titled, described, and with a
-// table of the same numbers beside it.
+// table of the same numbers beside it: among them time to answer by server
+// and by team, and the rounds that escalated.
 func TestBrowserAdminDashboard(t *testing.T) {
 	t.Parallel()
 	browser := newBrowser(t)
 	db := newDatabase(t)
 	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}, nil)
 	c := newClient(t, db)
+	cli(t, db, "", "team", "add", "approvers")
+	cli(t, db, "", "team", "member", "add", "approvers", "admin")
 	for _, answer := range []string{"accept", "accept", "decline", ""} {
 		call := c.startCall(inst.URL, "approve", `{}`)
 		c.waitFor(inst.URL, call.ID, 10*time.Second, roundIs(1))
@@ -37,6 +40,13 @@ func TestBrowserAdminDashboard(t *testing.T) {
 			c.answer(inst.URL, call.ID, 1, `{"approval":{"action":"`+answer+`"}}`)
 		}
 	}
+	// One round answered by a team, and one that escalates to it.
+	team := c.start(inst.URL, `{"server":"demo","tool":"approve","arguments":{},"assignee":"team:approvers"}`)
+	c.waitFor(inst.URL, team.ID, 10*time.Second, roundIs(1))
+	c.answer(inst.URL, team.ID, 1, `{"approval":{"action":"accept"}}`)
+	late := c.start(inst.URL, `{"server":"demo","tool":"approve","arguments":{},"escalate_after":"1s","escalate_to":"team:approvers"}`)
+	c.waitFor(inst.URL, late.ID, 10*time.Second, roundIs(1))
+	waitAssignee(t, db, late.ID, "team:approvers", 30*time.Second)
 
 	tab := newTab(t, browser, true)
 	tab.do("open the dashboard", chromedp.Navigate(inst.URL+"/admin"))
@@ -46,8 +56,8 @@ func TestBrowserAdminDashboard(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
 	)
 	tab.do("wait for the charts", chromedp.WaitVisible(chromedp.CSS(`figure[data-testid="chart-pending-age"] svg`)))
-	if got := tab.text(`[data-testid="summary-pending"]`); got != "1" {
-		t.Errorf("rounds waiting = %q, want 1", got)
+	if got := tab.text(`[data-testid="summary-pending"]`); got != "2" {
+		t.Errorf("rounds waiting = %q, want 2", got)
 	}
 
 	ctx, cancel := context.WithTimeout(tab.ctx, stepTimeout)
@@ -76,10 +86,13 @@ func TestBrowserAdminDashboard(t *testing.T) {
 		rows int
 		sums []float64
 	}{
-		"rounds-per-hour": {1, []float64{2, 1, 0, 0, 3}}, // the one hour with rounds: answered, declined, cancelled, expired, total
-		"time-to-answer":  {7, []float64{3}},
-		"server-rates":    {1, []float64{33.3, 0}}, // one server: 1 of 3 declined
-		"pending-age":     {6, []float64{1}},
+		"rounds-per-hour": {1, []float64{3, 1, 0, 0, 4}}, // the one hour with rounds: answered, declined, cancelled, expired, total
+		"time-to-answer":  {7, []float64{4}},
+		"server-rates":    {1, []float64{25, 0}}, // one server: 1 of 4 declined
+		"pending-age":     {6, []float64{2}},
+		"speed-by-server": {1, nil},                // demo (4): median and 90th percentile
+		"speed-by-team":   {1, nil},                // approvers (1)
+		"unanswered":      {1, []float64{1, 0, 0}}, // demo: one escalated
 	}
 	if len(charts) != len(want) {
 		t.Fatalf("%d charts on the dashboard, want %d: %+v", len(charts), len(want), charts)
@@ -93,8 +106,14 @@ func TestBrowserAdminDashboard(t *testing.T) {
 		if ch.Title == "" || ch.Desc == "" || !ch.Labelled {
 			t.Errorf("%s: title %q, desc %q, labelled %v; want both, named by aria-labelledby", ch.ID, ch.Title, ch.Desc, ch.Labelled)
 		}
-		if ch.Width < 200 || ch.Bars == 0 {
+		if ch.Width < 200 || (ch.Bars == 0 && w.sums != nil) {
 			t.Errorf("%s: drawn %vpx wide with %d bars", ch.ID, ch.Width, ch.Bars)
+		}
+		if w.sums == nil { // times taken: only their number is known
+			if ch.Rows != w.rows || len(ch.Sums) != 2 || ch.Sums[0] > ch.Sums[1] {
+				t.Errorf("%s: table of %d rows with %v; want %d rows of a median no more than the 90th percentile", ch.ID, ch.Rows, ch.Sums, w.rows)
+			}
+			continue
 		}
 		rowsOK := ch.Rows == w.rows
 		if ch.ID == "rounds-per-hour" { // the rounds may straddle an hour
@@ -104,7 +123,12 @@ func TestBrowserAdminDashboard(t *testing.T) {
 			t.Errorf("%s: table of %d rows summing to %v, want %d rows summing to %v", ch.ID, ch.Rows, ch.Sums, w.rows, w.sums)
 		}
 	}
-	if desc := charts[0].Desc; !strings.Contains(desc, "2 answered, 1 declined") {
+	for _, ch := range charts {
+		if ch.ID == "speed-by-server" && !strings.Contains(ch.Desc, "over 4 rounds") {
+			t.Errorf("time to answer by server says %q, want it counted over the 4 rounds people answered", ch.Desc)
+		}
+	}
+	if desc := charts[0].Desc; !strings.Contains(desc, "3 answered, 1 declined") {
 		t.Errorf("the first chart's description does not give its numbers: %q", desc)
 	}
 }

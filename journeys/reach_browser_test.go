@@ -53,6 +53,10 @@ func (j *journey) eventually(what, condition, reload string, limit time.Duration
 // whatever its impact, minor ones included.
 func (j *journey) axeZero(what string) {
 	j.t.Helper()
+	if !j.js {
+		j.scripts(true)
+		defer j.scripts(false)
+	}
 	evaluate[chromedp.Void](j, "load axe-core", axeSource+";undefined")
 	violations, err := chromedp.Run(j.ctx, chromedp.Evaluate[[]axeViolation](`axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
 		.map(v => ({id: v.id, impact: v.impact, help: v.help,

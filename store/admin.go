@@ -346,7 +346,8 @@ const expireBatch = 500
 
 // ExpireDueRounds ends every pending round past its deadline, and its call,
 // but for questions held on a live session, whose holder cancels them
-// towards the server at their deadline,
+// towards the server at their deadline, and rounds whose plan answers them
+// at the deadline (their job's, unless it is an hour late),
 // writing one audit row per round in the same statement. Rounds locked by a
 // concurrent answer or expiry are skipped (the next run sees them), and the
 // status guard lets each round be expired exactly once however many run at
@@ -360,9 +361,11 @@ func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]Expired
 			with due as (
 				update rounds r set status = 'expired'
 				where r.status = 'pending' and r.expires_at <= now() and r.held_by is null
+				  and (r.on_expiry = 'expire' or r.expires_at < now() - interval '1 hour')
 				  and (r.call_id, r.seq) in (
 					select call_id, seq from rounds
 					where status = 'pending' and expires_at <= now() and held_by is null
+					  and (on_expiry = 'expire' or expires_at < now() - interval '1 hour')
 					order by expires_at limit $2
 					for update skip locked)
 				returning r.call_id, r.seq

@@ -155,7 +155,8 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 // cancels it towards the server at the deadline and the call goes on to the
 // server's result.
 const callPastDeadline = `(c.status = 'input_required' and exists (select 1 from rounds pr
-	where pr.call_id = c.id and pr.seq = c.current_seq and pr.status = 'pending' and pr.expires_at <= now() and pr.held_by is null))`
+	where pr.call_id = c.id and pr.seq = c.current_seq and pr.status = 'pending' and pr.expires_at <= now() and pr.held_by is null
+	  and (pr.on_expiry = 'expire' or pr.expires_at < now() - interval '1 hour')))`
 
 // What people are told of a round that takes no answers.
 const (
@@ -225,8 +226,10 @@ const roundColumns = `call_id::text as call_id, seq, input_requests, request_sta
 	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process`
 
 // roundColumnsNow reads a round as a person sees it now: pending past its
-// deadline is expired.
+// deadline is expired, unless its plan answers it at the deadline (see
+// ExpireDueRounds).
 const roundColumnsNow = `call_id::text as call_id, seq, input_requests, request_state,
-	case when status = 'pending' and expires_at <= now() then 'expired' else status end as status, responses,
+	case when status = 'pending' and expires_at <= now() and (on_expiry = 'expire' or expires_at < now() - interval '1 hour')
+	     then 'expired' else status end as status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
 	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process`

@@ -189,8 +189,11 @@ func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, s
 func (s *Store) ExpireRound(ctx context.Context, instance, callID string, seq int) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// A held question is its holder's to cancel towards the server.
+		// A round its plan answers at the deadline is its job's (see
+		// ExpireDueRounds).
 		tag, err := tx.Exec(ctx, `update rounds set status = 'expired'
-			where call_id = $1 and seq = $2 and status = 'pending' and held_by is null`, callID, seq)
+			where call_id = $1 and seq = $2 and status = 'pending' and held_by is null
+			  and (on_expiry = 'expire' or expires_at < now() - interval '1 hour')`, callID, seq)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}

@@ -31,6 +31,8 @@ type NewCall struct {
 	// ID, when set (see NewCallID), is the new call's id: a caller can
 	// listen for the call's changes before it exists.
 	ID string
+	// Deadlines, when set, override the server's for this call's rounds.
+	Deadlines *Deadlines
 }
 
 // NewCallID returns a fresh call id (a random UUID).
@@ -83,6 +85,9 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 		var err error
 		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
 			return translate(err, "call")
+		}
+		if err := setCallDeadlinesTx(ctx, tx, call.ID, nc.Deadlines); err != nil {
+			return err
 		}
 		if nc.Audit != nil {
 			entry := *nc.Audit

@@ -49,11 +49,12 @@ func (s *Store) Teams(ctx context.Context) ([]Team, error) {
 }
 
 // AddTeamMember adds a user to a team; adding a member twice is no error.
+// A membership added by hand stays when sign-on would take it back.
 func (s *Store) AddTeamMember(ctx context.Context, team, user string) error {
 	tag, err := s.pool.Exec(ctx, `
 		insert into team_members (team_id, user_id)
 		select t.id, u.id from teams t, users u where t.name = $1 and u.name = $2
-		on conflict do nothing`, team, user)
+		on conflict (team_id, user_id) do update set by_sign_on = false`, team, user)
 	if err != nil {
 		return err
 	}

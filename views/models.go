@@ -150,6 +150,8 @@ type RoundVM struct {
 	// Held is set when a handshake-era server asked this mid-call and waits
 	// on an open session until ExpiresAt.
 	Held bool
+	// Plan says what happens to the waiting round if nobody answers.
+	Plan *RoundPlanVM
 	// URLCompleted is when the server said a URL-mode step was finished.
 	URLCompleted *time.Time
 	// Single is the only question of a round of one, answered with a

@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/mcp-rounds/rounds/round"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// escalateWorker gives a round nobody answered in time to the one its plan
+// names (store.EscalateRound). It was scheduled in the round's own
+// transaction; a round answered meanwhile makes it do nothing.
+type escalateWorker struct {
+	river.WorkerDefaults[store.EscalateArgs]
+	e *Engine
+}
+
+func (w *escalateWorker) Work(ctx context.Context, job *river.Job[store.EscalateArgs]) error {
+	plan, err := w.e.store.RoundPlan(ctx, job.Args.CallID, job.Args.Seq)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if plan.EscalateAt != nil && time.Until(*plan.EscalateAt) > 0 {
+		// Clocks differ by a little: come back when the database says so.
+		return river.JobSnooze(time.Until(*plan.EscalateAt) + 100*time.Millisecond)
+	}
+	esc, err := w.e.store.EscalateRound(ctx, w.e.cfg.InstanceID, job.Args.CallID, job.Args.Seq)
+	if err != nil || esc == nil {
+		return err
+	}
+	w.e.log.InfoContext(ctx, "round escalated", "call_id", job.Args.CallID, "seq", job.Args.Seq, "from", esc.From, "to", esc.To)
+	return nil
+}
+
+// deadlineWorker answers a round nobody answered by its deadline as its
+// plan declares (decline or cancel), so the server's tool goes on with
+// that answer instead of the call expiring. A round answered or ended
+// meanwhile makes it do nothing.
+type deadlineWorker struct {
+	river.WorkerDefaults[store.DeadlineArgs]
+	e *Engine
+}
+
+func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[store.DeadlineArgs]) error {
+	call, r, onExpiry, err := w.e.store.DeadlineRound(ctx, job.Args.CallID, job.Args.Seq)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	if wait := time.Until(r.ExpiresAt); wait > 0 {
+		return river.JobSnooze(wait + 100*time.Millisecond)
+	}
+	a, err := round.DeadlineAnswer(call, r, onExpiry)
+	if errors.Is(err, round.ErrNotWaiting) {
+		return nil
+	}
+	if err != nil {
+		// Nothing to send: the expiry sweep ends the round within the hour.
+		w.e.log.WarnContext(ctx, "the deadline's answer cannot be made; the round will expire", "call_id", call.ID, "err", err)
+		return nil
+	}
+	done, err := w.e.store.AnswerAtDeadline(ctx, w.e.cfg.InstanceID, call.ID, r.Seq, a.Responses, a.Refusal)
+	if done {
+		w.e.log.InfoContext(ctx, "round answered at its deadline", "call_id", call.ID, "seq", r.Seq, "on_expiry", onExpiry)
+	}
+	return err
+}

@@ -1,0 +1,107 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// TestDeadlines gives a server an escalation to team leads and decline at
+// the deadline. A round past its escalation time escalates once however
+// many jobs run at once; a round past its deadline is answered with
+// decline once, and left alone by the expiry sweep meanwhile.
+func TestDeadlines(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, pool := newAdminStore(t)
+	srv, err := st.UpsertServer(ctx, "demo", "http://127.0.0.1:1/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateTeam(ctx, "leads"); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("ErrEscalateToNobody", func(t *testing.T) {
+		err := st.SetServerDeadlines(ctx, "demo", store.Deadlines{EscalateAfter: time.Hour, EscalateTo: "team:nobody"})
+		if !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("err = %v, want ErrInvalid", err)
+		}
+	})
+	if err := st.SetServerDeadlines(ctx, "demo", store.Deadlines{EscalateAfter: time.Millisecond, EscalateTo: "team:leads",
+		OnExpiry: store.OnExpiryDecline}); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("EscalatesOnce", func(t *testing.T) {
+		id := adminPendingRound(t, st, srv, time.Now().Add(time.Hour))
+		var n atomic.Int32
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				e, err := st.EscalateRound(ctx, "runner", id, 1)
+				if err != nil {
+					t.Error(err)
+				}
+				if e != nil {
+					n.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n.Load() != 1 {
+			t.Errorf("escalated %d times, want once", n.Load())
+		}
+		call, _ := st.Call(ctx, id)
+		plan, _ := st.RoundPlan(ctx, id, 1)
+		if call.Assignee == nil || *call.Assignee != "team:leads" || plan.EscalatedFrom == nil || *plan.EscalatedFrom != "ada" {
+			t.Errorf("assignee = %v, escalated from %v; want team:leads, from ada", call.Assignee, plan.EscalatedFrom)
+		}
+		var audits int
+		_ = pool.QueryRow(ctx, `select count(*) from audit_log where action = 'round.escalated' and target = $1`, id).Scan(&audits)
+		if audits != 1 {
+			t.Errorf("%d audit entries, want 1", audits)
+		}
+		if done, err := st.AnswerAtDeadline(ctx, "runner", id, 1, json.RawMessage(`{}`), ""); done || err != nil {
+			t.Errorf("answered before the deadline: %v, %v", done, err)
+		}
+	})
+
+	t.Run("DeclinedAtDeadlineOnce", func(t *testing.T) {
+		id := adminPendingRound(t, st, srv, time.Now().Add(-time.Second))
+		if expired, err := st.ExpireDueRounds(ctx, "runner"); err != nil || len(expired) != 0 {
+			t.Errorf("the sweep expired %v (%v); a round declined at its deadline is its job's", expired, err)
+		}
+		if err := st.ExpireRound(ctx, "runner", id, 1); err != nil {
+			t.Fatal(err)
+		}
+		responses := json.RawMessage(`{"a":{"action":"decline"},"b":{"action":"decline"}}`)
+		var n atomic.Int32
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				done, err := st.AnswerAtDeadline(ctx, "runner", id, 1, responses, "")
+				if err != nil {
+					t.Error(err)
+				}
+				if done {
+					n.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n.Load() != 1 {
+			t.Errorf("answered %d times, want once", n.Load())
+		}
+		call, _ := st.Call(ctx, id)
+		r, _ := st.Round(ctx, id, 1)
+		if call.Status != store.CallQueued || r.Status != store.RoundAnswered || r.AnsweredBy == nil || *r.AnsweredBy != store.AnsweredAtDeadline {
+			t.Errorf("call %s, round %s by %v; want the call queued with the round answered at the deadline", call.Status, r.Status, r.AnsweredBy)
+		}
+	})
+}

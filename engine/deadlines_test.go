@@ -17,7 +17,7 @@ import (
 
 // TestEscalateThenCancelAtDeadline gives the demo server's rounds an
 // escalation to team leads after half a second and cancel at their
-// deadline (3 s). A round nobody answers goes to the team first, then
+// deadline (6 s). A round nobody answers goes to the team first, then
 // Rounds answers cancel for it and the tool finishes ("Cancelled").
 func TestEscalateThenCancelAtDeadline(t *testing.T) {
 	pool := storetest.NewPool(t)
@@ -40,7 +40,7 @@ func TestEscalateThenCancelAtDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	mc := mcpclient.New(mcpclient.Options{RequestTimeout: 5 * time.Second})
-	startEngine(t, pool, st, mc, engine.Config{RoundTTL: 3 * time.Second, Capabilities: mcpclient.Capabilities{FormElicitation: true}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	startEngine(t, pool, st, mc, engine.Config{RoundTTL: 6 * time.Second, Capabilities: mcpclient.Capabilities{FormElicitation: true}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	call, err := st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool,
 		Target: "confirm_delete", Arguments: []byte(`{"path":"/tmp/x"}`)})
 	if err != nil {

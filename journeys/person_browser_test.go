@@ -188,6 +188,8 @@ func TestBrowserPersonPages(t *testing.T) {
 			t.Fatalf("answer through the API: %d %s", status, body)
 		}
 		j.do("wait for the page to say so", chromedp.WaitVisible(chromedp.CSS(`[data-testid="round-gone"]`)))
+		// The notice is swapped in first; the form is closed as it settles.
+		j.waitFor("the form to be closed", `document.querySelector('form[data-testid="round-form"]').dataset.gone === "1"`)
 		if got := j.text(`[data-testid="round-gone"]`); !strings.Contains(got, "answered meanwhile") {
 			t.Errorf("notice = %q, want it to say the round was answered meanwhile", got)
 		}

@@ -40,6 +40,15 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	case err != nil:
 		return err
 	}
+	return e.attempt(ctx, jobID, a, seq)
+}
+
+// attempt sends the request of round seq that a loaded, and stores what
+// came back: in a River job, or sent directly by the instance that
+// committed it (direct.go).
+func (e *Engine) attempt(ctx context.Context, jobID int64, a *store.Attempt, seq int) error {
+	callID, log := a.Call.ID, e.log.With("call_id", a.Call.ID, "seq", seq)
+	direct := sendingDirect(ctx)
 	if a.Round != nil && a.Round.Task {
 		// A task's question: its answers go to the task, not in a retry.
 		return e.answerTask(ctx, a, seq)
@@ -62,6 +71,11 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	defer e.release(jobID)
 	s := &session{seq: seq}
 	srv.Held = e.held(context.WithoutCancel(ctx), jobID, a.Call, s, cancel)
+	if direct {
+		// A handshake-era server may hold the call open for minutes,
+		// past the safety net's delay: River takes it, as before.
+		srv.Held.Sending = func(context.Context) error { return errToRiver }
+	}
 	stopped, unwatch := e.watchStop(sendCtx, callID, cancel)
 	var progressed func()
 	srv.Progress, progressed = e.progress(callID, seq)
@@ -70,6 +84,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	unwatch()
 	if err != nil {
 		return err
+	}
+	if direct && errors.Is(sent.err, errToRiver) {
+		return errToRiver
 	}
 	if stopped() {
 		// The request's stream was closed, which tells the server to stop;

@@ -130,7 +130,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	}
 	detail := map[string]any{"server": srv.Name, "api": true, "assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""}
 	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
-	call, err := h.store.CreateCall(ctx, store.NewCall{
+	call, err := h.createCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
 		Assignee: req.Assignee, WebhookURL: req.WebhookURL,
 		Audit:    h.userAudit(c, "call.started", "", detail),
@@ -186,7 +186,7 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 	}
 	nc.Audit = h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": nc.Target,
 		"assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""})
-	call, err := h.store.CreateCall(ctx, nc)
+	call, err := h.createCall(ctx, nc)
 	if err != nil {
 		return err
 	}

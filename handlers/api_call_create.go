@@ -100,7 +100,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if req.Method == mcpclient.MethodCallTool {
 		return h.apiToolCallCreate(c, req, args, id, w)
 	}
-	srv, err := h.store.ServerByName(ctx, req.Server)
+	srv, err := h.store.ServerToCall(ctx, req.Server)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func firstRound(call *store.Call) bool {
 // server checks the arguments.
 func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any, id string, w *watcher) error {
 	ctx := c.Request().Context()
-	srv, err := h.store.ServerByName(ctx, req.Server)
+	srv, err := h.store.ServerToCall(ctx, req.Server)
 	if err != nil {
 		return err
 	}

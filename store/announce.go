@@ -142,9 +142,13 @@ type heldNote struct {
 }
 
 // announceCooldown is the least time between two announcements of one
-// instance: a few milliseconds on a round's way, against a transaction
-// for each commit.
-const announceCooldown = 15 * time.Millisecond
+// instance. Each costs a transaction, and one more for every listening
+// instance, which Postgres wakes to read it. A round through one instance
+// crosses no announcement (the instance hears its own commits, and sends
+// its requests itself: see Direct), so the wait is only another
+// instance's, which hears of a change at most this much later; under load
+// many commits share one announcement.
+const announceCooldown = 100 * time.Millisecond
 
 // holdWorking is how long the note of a call sent on to this instance's
 // own workers waits before it is announced. Each announcement costs a

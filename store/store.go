@@ -10,6 +10,7 @@ import (
 	"crypto/cipher"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -68,6 +69,9 @@ type Store struct {
 	reach     ReachOptions
 	auth      *authCache // users by token and name; nil: always read
 	replica   *Replica   // the lists' replica; nil: they read the primary
+
+	serversMu sync.Mutex
+	servers   map[string]cachedServer // see ServerToCall
 }
 
 // Options are what a Store is told at its making, all optional.

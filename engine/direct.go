@@ -124,7 +124,7 @@ func (e *Engine) handToRiver(job int64) {
 	}
 }
 
-// stopDirect takes no more direct sends and waits for those running until
+// stop takes no more direct sends and waits for those running until
 // ctx ends; any still running then are left to River's safety net.
 func (s *directSends) stop(ctx context.Context) {
 	s.mu.Lock()

@@ -65,8 +65,13 @@ func (e *Engine) attempt(ctx context.Context, jobID int64, a *store.Attempt, seq
 	// Requests to 2026-07-28 servers are bounded by the MCP client's own
 	// timeout. A held session outlives River's job timeout, so it runs on a
 	// context of its own, bounded by every question's deadline.
-	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx),
-		e.cfg.RequestTimeout+time.Duration(e.cfg.MaxRounds)*e.cfg.HeldTimeout)
+	base := context.WithoutCancel(ctx)
+	if direct {
+		// Sent directly, it holds no session (below), and ends with the
+		// direct send's deadline, before its job falls due.
+		base = ctx
+	}
+	sendCtx, cancel := context.WithTimeout(base, e.cfg.RequestTimeout+time.Duration(e.cfg.MaxRounds)*e.cfg.HeldTimeout)
 	defer cancel()
 	defer e.release(jobID)
 	s := &session{seq: seq}

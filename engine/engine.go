@@ -203,11 +203,14 @@ type Engine struct {
 	// The local servers' long-lived processes (local.go).
 	localStop context.CancelFunc
 	localDone sync.WaitGroup
+	// direct sends the requests this instance commits (direct.go).
+	direct *directSends
 }
 
 // New builds an engine over pool. Call Start to begin working jobs.
 func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, log *slog.Logger) (*Engine, error) {
 	e := &Engine{store: st, mcp: mc, cfg: cfg.withDefaults(), log: log, holding: map[int64]context.CancelFunc{}}
+	e.direct = &directSends{slots: make(chan struct{}, e.cfg.Workers)}
 	e.webhooks = webhookClient(e.cfg.WebhookAllowPrivate, e.cfg.RequestTimeout)
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &mailWorker{e: e}); err != nil {
@@ -295,6 +298,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 		cancel()
 	}
 	e.holdMu.Unlock()
+	e.direct.stop(ctx)
 	err := e.river.Stop(ctx)
 	e.stopLocals()
 	return errors.Join(err, e.stopHeartbeat(ctx))
@@ -344,7 +348,7 @@ type jobKey struct{}
 func outcome(ctx context.Context, a *store.AttemptRecord) store.Outcome {
 	o := store.Outcome{Attempt: a}
 	if job, _ := ctx.Value(jobKey{}).(*rivertype.JobRow); job != nil {
-		o.Job, o.JobAttempt = job.ID, job.Attempt
+		o.Job, o.JobAttempt, o.Scheduled = job.ID, job.Attempt, sendingDirect(ctx)
 	}
 	return o
 }

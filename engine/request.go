@@ -43,6 +43,20 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	case err != nil:
 		return err
 	}
+	return e.attempt(ctx, jobID, a, seq)
+}
+
+// attempt sends the request of round seq that a loaded, and stores what
+// came back: in a River job, or sent directly by the instance that
+// committed it (direct.go).
+func (e *Engine) attempt(ctx context.Context, jobID int64, a *store.Attempt, seq int) error {
+	callID, log := a.Call.ID, e.log.With("call_id", a.Call.ID, "seq", seq)
+	direct := sendingDirect(ctx)
+	if _, local := mcpclient.LocalName(a.Call.ServerURL); direct && local {
+		// A local server's request may belong to another instance's
+		// process, or wait for a free one: River's job hands it over.
+		return errToRiver
+	}
 	if a.Round != nil && a.Round.Task {
 		// A task's question: its answers go to the task, not in a retry.
 		return e.answerTask(ctx, a, seq)
@@ -62,14 +76,24 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	// Requests to 2026-07-28 servers are bounded by the MCP client's own
 	// timeout. A held session outlives River's job timeout, so it runs on a
 	// context of its own, bounded by every question's deadline.
-	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx),
-		e.cfg.RequestTimeout+time.Duration(e.cfg.MaxRounds)*e.cfg.HeldTimeout)
+	base := context.WithoutCancel(ctx)
+	if direct {
+		// Sent directly, it holds no session (below), and ends with the
+		// direct send's deadline, before its job falls due.
+		base = ctx
+	}
+	sendCtx, cancel := context.WithTimeout(base, e.cfg.RequestTimeout+time.Duration(e.cfg.MaxRounds)*e.cfg.HeldTimeout)
 	defer cancel()
 	defer e.release(jobID)
 	// A request from a held round (a person started a call again whose
 	// session ended) opens a new session: its questions begin a new asking.
 	s := &session{seq: seq, afresh: a.Round != nil && a.Round.HeldBy != nil}
 	srv.Held = e.held(context.WithoutCancel(ctx), jobID, a.Call, s, cancel)
+	if direct {
+		// A handshake-era server may hold the call open for minutes,
+		// past the safety net's delay: River takes it, as before.
+		srv.Held.Sending = func(context.Context) error { return errToRiver }
+	}
 	stopped, unwatch := e.watchStop(sendCtx, callID, cancel)
 	var progressed func()
 	srv.Progress, progressed = e.progress(callID, seq)
@@ -78,6 +102,9 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	unwatch()
 	if err != nil {
 		return err
+	}
+	if direct && errors.Is(sent.err, errToRiver) {
+		return errToRiver
 	}
 	if name, local := mcpclient.LocalName(srv.URL); local && errors.Is(sent.err, mcpclient.ErrProcessesBusy) {
 		// Another call took the last process first: wait for a turn.

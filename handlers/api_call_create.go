@@ -109,7 +109,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if req.Method == mcpclient.MethodCallTool {
 		return h.apiToolCallCreate(c, req, args, id, w, deadlines)
 	}
-	srv, err := h.store.ServerByName(ctx, req.Server)
+	srv, err := h.store.ServerToCall(ctx, req.Server)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	}
 	detail := map[string]any{"server": srv.Name, "api": true, "assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""}
 	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
-	call, err := h.store.CreateCall(ctx, store.NewCall{
+	call, err := h.createCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
 		Assignee: req.Assignee, WebhookURL: req.WebhookURL,
 		Audit:    h.userAudit(c, "call.started", "", detail),
@@ -163,7 +163,7 @@ func firstRound(call *store.Call) bool {
 // server checks the arguments.
 func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any, id string, w *watcher, deadlines *store.Deadlines) error {
 	ctx := c.Request().Context()
-	srv, err := h.store.ServerByName(ctx, req.Server)
+	srv, err := h.store.ServerToCall(ctx, req.Server)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 	}
 	nc.Audit = h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": nc.Target,
 		"assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""})
-	call, err := h.store.CreateCall(ctx, nc)
+	call, err := h.createCall(ctx, nc)
 	if err != nil {
 		return err
 	}

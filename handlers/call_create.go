@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -74,12 +75,24 @@ func (h *Handler) startCall(c echo.Context, nc store.NewCall) error {
 	if w != nil {
 		defer w.stop()
 	}
-	call, err := h.store.CreateCall(ctx, nc)
+	call, err := h.createCall(ctx, nc)
 	if err != nil {
 		return err
 	}
 	w.settle(ctx, call)
 	return c.Redirect(http.StatusSeeOther, "/calls/"+call.ID)
+}
+
+// createCall stores a call and has this instance send its first request
+// at once, its River job the safety net (engine.SendsNow).
+func (h *Handler) createCall(ctx context.Context, nc store.NewCall) (*store.Call, error) {
+	sctx, sendNow := h.engine.SendsNow(ctx)
+	call, err := h.store.CreateCall(sctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	sendNow()
+	return call, nil
 }
 
 // assigneeOr is who a new call's rounds wait for: assignee, or the person

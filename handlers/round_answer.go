@@ -71,7 +71,10 @@ func (h *Handler) answer(c echo.Context, seq int, check func(*store.Call, *store
 		r *store.Round
 		a *round.Answer
 	)
-	call, err := h.store.AnswerChecked(ctx, c.Param("id"), seq, person, func(at store.Answering) (store.Decision, error) {
+	// The retry is sent by this instance once the answer is stored, its
+	// River job the safety net (engine.SendsNow).
+	sctx, sendNow := h.engine.SendsNow(ctx)
+	call, err := h.store.AnswerChecked(sctx, c.Param("id"), seq, person, func(at store.Answering) (store.Decision, error) {
 		// As mayOpen decides, from what the transaction read.
 		if !mayAccess(ctx, at.Call.Owner) && !at.Assigned {
 			return store.Decision{}, notFoundErr("call")
@@ -87,6 +90,9 @@ func (h *Handler) answer(c echo.Context, seq int, check func(*store.Call, *store
 		return store.Decision{Responses: a.Responses, By: person, Refusal: a.Refusal,
 			Audit: []store.AuditEntry{h.answerAudit(c, at.Call, at.Round.Seq, a.Responses)}}, nil
 	})
+	if err == nil {
+		sendNow()
+	}
 	return call, r, a, err
 }
 

@@ -420,14 +420,26 @@ func TestReadReplica(t *testing.T) {
 				_ = cl.StartReplica(ctx)
 			}
 		}()
-		for _, base := range []string{a, b} {
-			if got := person.apiCalls(base)[call.ID]; got != "input_required" {
-				t.Errorf("with the standby down, %s lists the call as %q", base, got)
-			}
-			if status, body := person.do("GET", base+"/api/v1/calls?limit=5", "", ""); status != http.StatusOK {
-				t.Errorf("with the standby down: %d %s", status, body)
+		lists := func() {
+			for _, base := range []string{a, b} {
+				if got := person.apiCalls(base)[call.ID]; got != "input_required" {
+					t.Errorf("with the standby down, %s lists the call as %q", base, got)
+				}
+				if status, body := person.do("GET", base+"/api/v1/calls?limit=5", "", ""); status != http.StatusOK {
+					t.Errorf("with the standby down: %d %s", status, body)
+				}
 			}
 		}
+		lists()
+		// The lists read just now may all have gone to the primary (the
+		// person's write was newer than the standby's last look); the
+		// instances' looks, every half second, notice it is down.
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "read replica unusable"); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no instance noticed the standby was down")
+			}
+		}
+		lists()
 		if err := cl.StartReplica(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -53,6 +53,7 @@ func (s *Store) AdminServer(ctx context.Context, name string) (*AdminServer, err
 
 // CreateServer registers a new server; a taken name is ErrConflict.
 func (s *Store) CreateServer(ctx context.Context, name, url string) (*Server, error) {
+	s.forgetServers() // see ServerToCall
 	rows, _ := s.pool.Query(ctx, `insert into servers (name, url) values ($1, $2) returning `+serverColumns, name, url)
 	srv, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Server])
 	return srv, translate(err, "server "+name)
@@ -61,6 +62,7 @@ func (s *Store) CreateServer(ctx context.Context, name, url string) (*Server, er
 // UpdateServer points a server at url and sets its round lifetime (zero for
 // ROUND_TTL). A new URL drops the cached tools.
 func (s *Store) UpdateServer(ctx context.Context, name, url string, roundTTL time.Duration) error {
+	s.forgetServers() // see ServerToCall
 	var ttlMs *int64
 	if roundTTL > 0 {
 		ms := roundTTL.Milliseconds()
@@ -84,6 +86,7 @@ func (s *Store) UpdateServer(ctx context.Context, name, url string, roundTTL tim
 // SetServerEnabled enables or disables a server. A disabled server takes no
 // new calls; calls already started go on.
 func (s *Store) SetServerEnabled(ctx context.Context, name string, enabled bool) error {
+	s.forgetServers() // see ServerToCall
 	return s.execOne(ctx, "server "+name,
 		`update servers set enabled = $2, updated_at = now() where name = $1`, name, enabled)
 }
@@ -91,6 +94,7 @@ func (s *Store) SetServerEnabled(ctx context.Context, name string, enabled bool)
 // ClearServerTools drops a server's cached tool catalog, so the next look
 // lists the tools again.
 func (s *Store) ClearServerTools(ctx context.Context, name string) error {
+	s.forgetServers() // see ServerToCall
 	return s.execOne(ctx, "server "+name,
 		`update servers set tools = null, tools_expires_at = null, updated_at = now() where name = $1`, name)
 }
@@ -98,6 +102,7 @@ func (s *Store) ClearServerTools(ctx context.Context, name string) error {
 // DeleteServer removes a server that no call used; one with calls can only
 // be disabled, so their history stays.
 func (s *Store) DeleteServer(ctx context.Context, name string) error {
+	s.forgetServers() // see ServerToCall
 	err := s.execOne(ctx, "server "+name, `delete from servers where name = $1`, name)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23503" {

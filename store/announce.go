@@ -42,7 +42,7 @@ func (s *Store) announcedTx(ctx context.Context, fn func(ctx context.Context, tx
 		return a.collect(rows)
 	})
 	if err == nil {
-		s.announcer.add(a.notes, a.jobs)
+		s.announcer.add(a.notes, a.jobs, a.direct)
 	}
 	return err
 }
@@ -80,6 +80,9 @@ type announcement struct {
 	notes []callNote
 	read  bool // the notes were read with the transaction's last change
 	jobs  bool // River jobs were inserted
+	// direct: the request it enqueued is sent by this instance at once
+	// (see Direct); its job is scheduled, so River's workers are not told.
+	direct bool
 }
 
 // callNote is a call's note (see call_note in the migrations), as a
@@ -139,9 +142,13 @@ type heldNote struct {
 }
 
 // announceCooldown is the least time between two announcements of one
-// instance: a few milliseconds on a round's way, against a transaction
-// for each commit.
-const announceCooldown = 15 * time.Millisecond
+// instance. Each costs a transaction, and one more for every listening
+// instance, which Postgres wakes to read it. A round through one instance
+// crosses no announcement (the instance hears its own commits, and sends
+// its requests itself: see Direct), so the wait is only another
+// instance's, which hears of a change at most this much later; under load
+// many commits share one announcement.
+const announceCooldown = 100 * time.Millisecond
 
 // holdWorking is how long the note of a call sent on to this instance's
 // own workers waits before it is announced. Each announcement costs a
@@ -153,12 +160,13 @@ const announceCooldown = 15 * time.Millisecond
 // sent on this much later, and of the reply no later.
 const holdWorking = 100 * time.Millisecond
 
-func (a *announcer) add(notes []callNote, jobs bool) {
+func (a *announcer) add(notes []callNote, jobs, direct bool) {
 	if len(notes) == 0 && !jobs {
 		return
 	}
-	// Working notes are held when this instance runs the jobs itself.
-	hold := false
+	// Working notes are held when this instance runs the jobs itself, or
+	// sends the request directly.
+	hold := direct && a.own != nil
 	if a.own != nil && a.own.hearOwn(notes, jobs) {
 		jobs, hold = false, true // this instance's workers fetch it; see Options.Notifier
 	}

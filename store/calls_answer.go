@@ -56,6 +56,8 @@ func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int,
 	}
 	// A draft of an answered round is never shown again.
 	b.Queue(`delete from drafts where call_id = $1 and seq = $2`, callID, seq)
+	// A retry sent at once reads what it needs here, after the answer.
+	directFor(ctx).queue(s, b, callID, seq)
 	queueNotes(ctx, b)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return change, err

@@ -53,9 +53,22 @@ func (a *Attempt) Afresh() bool { return a.Round != nil && a.Round.StateExpiredA
 // does nothing. It writes nothing: the call stays queued until the
 // request's outcome is stored, which saves a commit per round.
 func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Attempt, error) {
-	a := &Attempt{}
-	var ttlMs *int64
 	b := &pgx.Batch{}
+	a := s.queueAttempt(b, callID, seq)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, translate(err, "call")
+	}
+	if err := a.check(callID, seq); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// queueAttempt adds to b the reads of what the request of round seq needs;
+// the Attempt returned is filled as b's results are read. A transaction
+// that enqueues a request sent at once reads it this way too (see Direct).
+func (s *Store) queueAttempt(b *pgx.Batch, callID string, seq int) *Attempt {
+	a := &Attempt{}
 	b.Queue(`select `+callColumns+`, (extract(epoch from s.round_ttl) * 1000)::bigint as ttl_ms
 		from calls c join servers s on s.id = c.server_id where c.id = $1`, callID).
 		Query(func(rows pgx.Rows) error {
@@ -65,7 +78,9 @@ func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Atte
 				if err != nil {
 					return nil, err
 				}
-				ttlMs = ct.TTLMs
+				if ct.TTLMs != nil {
+					a.RoundTTL = time.Duration(*ct.TTLMs) * time.Millisecond
+				}
 				return &ct.Call, nil
 			})
 			return err
@@ -121,17 +136,15 @@ func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Atte
 			}
 			return rows.Err()
 		})
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, translate(err, "call")
+	return a
+}
+
+// check says whether the call still waits for request seq.
+func (a *Attempt) check(callID string, seq int) error {
+	if c := a.Call; c == nil || c.CurrentSeq != seq || (c.Status != CallQueued && c.Status != CallRunning) {
+		return conflict("call %s is not waiting for request %d", callID, seq)
 	}
-	if ttlMs != nil {
-		a.RoundTTL = time.Duration(*ttlMs) * time.Millisecond
-	}
-	c := a.Call
-	if c.CurrentSeq != seq || (c.Status != CallQueued && c.Status != CallRunning) {
-		return nil, conflict("call %s is not waiting for request %d", callID, seq)
-	}
-	return a, nil
+	return nil
 }
 
 type callWithTTL struct {
@@ -149,6 +162,9 @@ type Outcome struct {
 	// attempt; 0 outside a worker.
 	Job        int64
 	JobAttempt int
+	// Scheduled says Job is the safety net of a request sent directly
+	// (see Direct): it is removed while River has not taken it.
+	Scheduled bool
 }
 
 // completeJob marks a request's job completed, as River's JobCompleteTx
@@ -172,7 +188,10 @@ func (o *Outcome) queue(b *pgx.Batch) {
 	if o.Attempt != nil {
 		b.Queue(insertAttempt, o.Attempt.args()...)
 	}
-	if o.Job != 0 {
+	switch {
+	case o.Job != 0 && o.Scheduled:
+		b.Queue(unscheduleJob, o.Job)
+	case o.Job != 0:
 		b.Queue(completeJob, o.Job, o.JobAttempt)
 	}
 }

@@ -25,6 +25,7 @@ func (s *Store) UseCredentialsKey(key []byte) error {
 // SetServerHeader stores a header (such as Authorization) to send to a
 // server, encrypted with AES-GCM. An empty name removes it.
 func (s *Store) SetServerHeader(ctx context.Context, server, name, value string) error {
+	s.forgetServers() // see ServerToCall
 	var enc []byte
 	if name != "" {
 		name = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(name))

@@ -115,6 +115,7 @@ func (s *Store) ServerOAuthClient(srv *Server) (*OAuthClient, error) {
 // SetServerOAuth sets who authorizes at a server, and the client an admin
 // registered for it there (an empty id removes it).
 func (s *Store) SetServerOAuth(ctx context.Context, name, mode, clientID, clientSecret string) error {
+	s.forgetServers() // see ServerToCall
 	if mode != OAuthPerson && mode != OAuthShared {
 		return &Error{Kind: ErrInvalid, Message: "Choose who signs in: each person, or an admin for everyone."}
 	}
@@ -130,6 +131,7 @@ func (s *Store) SetServerOAuth(ctx context.Context, name, mode, clientID, client
 // metadata is, and the scopes it asked for, added to those asked before (a
 // step-up keeps what was granted).
 func (s *Store) MarkOAuthRequired(ctx context.Context, serverID int64, resourceMetadata, scope string) error {
+	s.forgetServers() // see ServerToCall
 	_, err := s.pool.Exec(ctx, `update servers set oauth_required = true,
 		oauth_resource_metadata = case when $2 = '' then oauth_resource_metadata else $2 end,
 		oauth_scope = (select coalesce(string_agg(distinct x, ' ' order by x), '') from

@@ -106,6 +106,7 @@ func RootsResult(raw json.RawMessage) json.RawMessage {
 
 // UpsertServer registers a server by name, or points the name at a new URL.
 func (s *Store) UpsertServer(ctx context.Context, name, url string) (*Server, error) {
+	s.forgetServers() // see ServerToCall
 	rows, _ := s.pool.Query(ctx, `
 		insert into servers (name, url) values ($1, $2)
 		on conflict (name) do update
@@ -134,6 +135,7 @@ func (s *Store) ServerByName(ctx context.Context, name string) (*Server, error) 
 // SetServerTools caches a server's tool catalog until expires: tools as
 // decoded, raw as the server sent each one (a JSON array).
 func (s *Store) SetServerTools(ctx context.Context, id int64, tools, raw json.RawMessage, protocol string, expires time.Time) error {
+	s.forgetServers() // see ServerToCall
 	_, err := s.pool.Exec(ctx, `
 		update servers set tools = $2, tools_raw = $5, protocol_version = $3, tools_expires_at = $4, updated_at = now()
 		where id = $1`, id, tools, protocol, expires, raw)
@@ -143,6 +145,7 @@ func (s *Store) SetServerTools(ctx context.Context, id int64, tools, raw json.Ra
 // SetServerProtocol pins a server to a protocol revision, or sets it back
 // to "auto".
 func (s *Store) SetServerProtocol(ctx context.Context, name, protocol string) error {
+	s.forgetServers() // see ServerToCall
 	if protocol == "" {
 		protocol = "auto"
 	}
@@ -153,6 +156,7 @@ func (s *Store) SetServerProtocol(ctx context.Context, name, protocol string) er
 // SetServerFeatures says whether a server may ask for sampling and for
 // roots. Neither is declared to a server it is off for.
 func (s *Store) SetServerFeatures(ctx context.Context, name string, sampling, roots bool) error {
+	s.forgetServers() // see ServerToCall
 	_, err := s.pool.Exec(ctx, `update servers set sampling = $2, roots = $3, updated_at = now()
 		where name = $1 and (sampling, roots) is distinct from ($2, $3)`, name, sampling, roots)
 	return err
@@ -161,6 +165,7 @@ func (s *Store) SetServerFeatures(ctx context.Context, name string, sampling, ro
 // SetServerReplay says whether Rounds may give a person's answers again to
 // a server that forgot its questions (see RefuseState).
 func (s *Store) SetServerReplay(ctx context.Context, name string, on bool) error {
+	s.forgetServers() // see ServerToCall
 	return s.execOne(ctx, "server "+name,
 		`update servers set replay_answers = $2, updated_at = now() where name = $1`, name, on)
 }
@@ -168,6 +173,7 @@ func (s *Store) SetServerReplay(ctx context.Context, name string, on bool) error
 // SetServerRoots sets the roots a server's roots/list questions are
 // answered with.
 func (s *Store) SetServerRoots(ctx context.Context, name string, roots []Root) error {
+	s.forgetServers() // see ServerToCall
 	if roots == nil {
 		roots = []Root{}
 	}
@@ -177,4 +183,46 @@ func (s *Store) SetServerRoots(ctx context.Context, name string, roots []Root) e
 	}
 	_, err = s.pool.Exec(ctx, `update servers set roots_list = $2, updated_at = now() where name = $1`, name, list)
 	return err
+}
+
+// serverFresh is how long an instance starts calls through the API with a
+// server as it read it: under load every start read it again, half a
+// transaction a round. A server disabled, deleted or changed is seen by
+// every instance's API within this time.
+const serverFresh = time.Second
+
+type cachedServer struct {
+	srv  Server
+	read time.Time
+}
+
+// ServerToCall returns an enabled server by name, as ServerByName, read at
+// most serverFresh ago on this instance.
+func (s *Store) ServerToCall(ctx context.Context, name string) (*Server, error) {
+	s.serversMu.Lock()
+	c, ok := s.servers[name]
+	s.serversMu.Unlock()
+	if ok && time.Since(c.read) < serverFresh {
+		srv := c.srv
+		return &srv, nil
+	}
+	srv, err := s.ServerByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	s.serversMu.Lock()
+	if s.servers == nil || len(s.servers) > 1000 {
+		s.servers = map[string]cachedServer{}
+	}
+	s.servers[name] = cachedServer{srv: *srv, read: time.Now()}
+	s.serversMu.Unlock()
+	return srv, nil
+}
+
+// forgetServers drops the servers ServerToCall remembers: a change to one
+// is seen at once on the instance that made it.
+func (s *Store) forgetServers() {
+	s.serversMu.Lock()
+	s.servers = nil
+	s.serversMu.Unlock()
 }

@@ -10,6 +10,7 @@ import (
 	"crypto/cipher"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -68,6 +69,9 @@ type Store struct {
 	reach     ReachOptions
 	auth      *authCache // users by token and name; nil: always read
 	replica   *Replica   // the lists' replica; nil: they read the primary
+
+	serversMu sync.Mutex
+	servers   map[string]cachedServer // see ServerToCall
 }
 
 // Options are what a Store is told at its making, all optional.
@@ -128,6 +132,9 @@ func (s *Store) jobsFor(ctx context.Context) *river.Client[pgx.Tx] {
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 func (s *Store) enqueueTx(ctx context.Context, tx pgx.Tx, callID string, seq int) error {
+	if d := directFor(ctx); d != nil && d.Job == 0 {
+		return s.scheduleTx(ctx, tx, d, callID, seq)
+	}
 	_, err := s.jobsFor(ctx).InsertTx(ctx, tx, RequestArgs{CallID: callID, Seq: seq}, nil)
 	return err
 }

@@ -252,14 +252,26 @@ func (h *users) GetAll(r *http.Request, params scim.ListRequestParams) (scim.Pag
 	if err != nil {
 		return scim.Page{}, err
 	}
-	var matched []scim.Resource
+	res := make([]scim.Resource, len(all))
 	for i := range all {
-		res := userResource(&all[i])
+		res[i] = userResource(&all[i])
+	}
+	return filteredPage(res, params, func(r scim.Resource) scim.ResourceAttributes {
+		full := scim.ResourceAttributes{}
+		for k, v := range r.Attributes {
+			full[k] = v
+		}
+		return full
+	}), nil
+}
+
+// filteredPage keeps the resources the request's filter passes, matched
+// on attrs with their id and externalId, and cuts them as page does.
+func filteredPage(all []scim.Resource, params scim.ListRequestParams, attrs func(scim.Resource) scim.ResourceAttributes) scim.Page {
+	var matched []scim.Resource
+	for _, res := range all {
 		if params.FilterValidator != nil {
-			full := scim.ResourceAttributes{}
-			for k, v := range res.Attributes {
-				full[k] = v
-			}
+			full := attrs(res)
 			full["id"] = res.ID
 			if res.ExternalID.Present() {
 				full["externalId"] = res.ExternalID.Value()
@@ -270,7 +282,7 @@ func (h *users) GetAll(r *http.Request, params scim.ListRequestParams) (scim.Pag
 		}
 		matched = append(matched, res)
 	}
-	return page(matched, params), nil
+	return page(matched, params)
 }
 
 // page cuts a list as startIndex and count ask.
@@ -442,21 +454,13 @@ func (h *groups) GetAll(r *http.Request, params scim.ListRequestParams) (scim.Pa
 	if err != nil {
 		return scim.Page{}, err
 	}
-	var matched []scim.Resource
+	res := make([]scim.Resource, len(all))
 	for i := range all {
-		res := groupResource(&all[i])
-		if params.FilterValidator != nil {
-			full := scim.ResourceAttributes{"id": res.ID, "displayName": res.Attributes["displayName"]}
-			if res.ExternalID.Present() {
-				full["externalId"] = res.ExternalID.Value()
-			}
-			if params.FilterValidator.PassesFilter(full) != nil {
-				continue
-			}
-		}
-		matched = append(matched, res)
+		res[i] = groupResource(&all[i])
 	}
-	return page(matched, params), nil
+	return filteredPage(res, params, func(r scim.Resource) scim.ResourceAttributes {
+		return scim.ResourceAttributes{"displayName": r.Attributes["displayName"]}
+	}), nil
 }
 
 func (h *groups) Replace(r *http.Request, id string, a scim.ResourceAttributes) (scim.Resource, error) {

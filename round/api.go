@@ -237,7 +237,7 @@ func answeredBy(r *store.Round) string {
 
 // APIProgress is a running request's progress, as the server said it.
 type APIProgress struct {
-	Message  string   `json:"message"`
+	Message string `json:"message"`
 	// Progress is how far the request got, null for a task (which says
 	// only what it does).
 	Progress *float64 `json:"progress"`

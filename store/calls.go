@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -149,6 +150,10 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason,
 	c.restarts, s.replay_answers as server_replay, c.progress,
 	c.task_id, c.task_status, c.task_poll_ms, c.task_expires_at, c.task_keys, c.task_stopped_at`
+
+// callColumnsSending reads a call that is being created or sent, which
+// no deadline has passed: its status is its own.
+var callColumnsSending = strings.ReplaceAll(callColumns, callPastDeadline, "false")
 
 // callPastDeadline is true of a call whose current round is pending past
 // its deadline; rounds_pkey answers it. A held question is not: its holder

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -81,7 +80,7 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 					$7, nullif($8, ''), $9)
 				returning *
 			)
-			select `+strings.ReplaceAll(callColumns, callPastDeadline, "false")+`
+			select `+callColumnsSending+`
 			from c join servers s on s.id = c.server_id`,
 			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title, nc.ID)
 		var err error

@@ -69,7 +69,9 @@ func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Atte
 // that enqueues a request sent at once reads it this way too (see Direct).
 func (s *Store) queueAttempt(b *pgx.Batch, callID string, seq int) *Attempt {
 	a := &Attempt{}
-	b.Queue(`select `+callColumns+`, (extract(epoch from s.round_ttl) * 1000)::bigint as ttl_ms
+	// A call waiting for a request is never past a round's deadline (see
+	// check): the columns skip that test, which costs its planning.
+	b.Queue(`select `+callColumnsSending+`, (extract(epoch from s.round_ttl) * 1000)::bigint as ttl_ms
 		from calls c join servers s on s.id = c.server_id where c.id = $1`, callID).
 		Query(func(rows pgx.Rows) error {
 			var err error
@@ -308,21 +310,35 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 				}
 				return err
 			})
+		// A waiting round carries the plan its call's (or else its
+		// server's) deadlines make; its jobs are scheduled below.
+		var plan roundPlan
 		b.Queue(`
 			insert into rounds (call_id, seq, input_requests, request_state, expires_at,
-			                    status, responses, answered_by, answered_at, outcome, ended_at, asking, position, task, process)
-			values ($1, $2 + 1, $3, $4, $5, $6, $7, $8,
-			        case when $6 = 'answered' then now() end,
-			        case when $6 = 'answered' then round_outcome($7) end,
-			        case when $6 = 'answered' then now() end, $9, $10, $11, nullif($12, ''))`,
-			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position, r.Task, r.Process)
+			                    status, responses, answered_by, answered_at, outcome, ended_at, asking, position, task, process,
+			                    on_expiry, escalate_at, escalate_to)
+			select $1, $2 + 1, $3, $4, $5, $6, $7, $8,
+			       case when $6 = 'answered' then now() end,
+			       case when $6 = 'answered' then round_outcome($7) end,
+			       case when $6 = 'answered' then now() end, $9, $10, $11, nullif($12, ''),
+			       case when $6 = 'pending' then coalesce(d.on_expiry, s.on_expiry) else 'expire' end,
+			       case when $6 = 'pending' and coalesce(d.escalate_to, s.escalate_to) is not null
+			            and now() + coalesce(d.escalate_after, s.escalate_after) < $5
+			            then now() + coalesce(d.escalate_after, s.escalate_after) end,
+			       case when $6 = 'pending' and now() + coalesce(d.escalate_after, s.escalate_after) < $5
+			            then coalesce(d.escalate_to, s.escalate_to) end
+			from calls c join servers s on s.id = c.server_id left join call_deadlines d on d.call_id = c.id
+			where c.id = $1
+			returning escalate_at, on_expiry`,
+			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position, r.Task, r.Process).
+			QueryRow(func(row pgx.Row) error { return row.Scan(&plan.escalateAt, &plan.onExpiry) })
 		o.queue(b)
 		queueNotes(ctx, b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return translate(err, "round")
 		}
 		if r.Responses == nil {
-			return s.roundWaitingTx(ctx, tx, callID, seq+1, r.ExpiresAt, webhook)
+			return s.roundWaitingTx(ctx, tx, callID, seq+1, r.ExpiresAt, webhook, &plan)
 		}
 		entry := AuditEntry{Instance: r.Instance, Actor: "system", Action: "round.answered_automatically",
 			Target: callID, Detail: map[string]any{"seq": seq + 1}}

@@ -126,34 +126,18 @@ type DeadlineArgs struct {
 // Kind names the job for River.
 func (DeadlineArgs) Kind() string { return "round_deadline" }
 
-// scheduleDeadlinesTx gives a new waiting round the plan its call's (or
-// else its server's) deadlines make, and schedules the jobs that carry it
-// out, in the round's own transaction. A question held on a session is
-// left to its holder.
-func (s *Store) scheduleDeadlinesTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time) error {
-	var escalateAt *time.Time
-	var onExpiry string
-	err := tx.QueryRow(ctx, `
-		with plan as (
-			select coalesce(d.on_expiry, s.on_expiry) as on_expiry,
-			       r.created_at + coalesce(d.escalate_after, s.escalate_after) as escalate_at,
-			       coalesce(d.escalate_to, s.escalate_to) as escalate_to
-			from calls c join servers s on s.id = c.server_id
-			join rounds r on r.call_id = c.id and r.seq = $2
-			left join call_deadlines d on d.call_id = c.id
-			where c.id = $1 and r.held_by is null
-		)
-		update rounds r set on_expiry = plan.on_expiry,
-		       escalate_at = case when plan.escalate_to is not null and plan.escalate_at < r.expires_at then plan.escalate_at end,
-		       escalate_to = case when plan.escalate_at < r.expires_at then plan.escalate_to end
-		from plan where r.call_id = $1 and r.seq = $2
-		returning r.escalate_at, r.on_expiry`, callID, seq).Scan(&escalateAt, &onExpiry)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
+// roundPlan is what a new waiting round's insert made of its call's (or
+// else its server's) deadlines: when it escalates, if it does, and what
+// happens at its deadline.
+type roundPlan struct {
+	escalateAt *time.Time
+	onExpiry   string
+}
+
+// scheduleDeadlinesTx schedules the jobs that carry out a new waiting
+// round's plan, in the round's own transaction.
+func (s *Store) scheduleDeadlinesTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time, plan roundPlan) error {
+	escalateAt, onExpiry := plan.escalateAt, plan.onExpiry
 	var jobs []river.InsertManyParams
 	if escalateAt != nil {
 		jobs = append(jobs, river.InsertManyParams{Args: EscalateArgs{CallID: callID, Seq: seq},
@@ -166,7 +150,7 @@ func (s *Store) scheduleDeadlinesTx(ctx context.Context, tx pgx.Tx, callID strin
 	if len(jobs) == 0 {
 		return nil
 	}
-	_, err = s.jobsFor(ctx).InsertManyTx(ctx, tx, jobs)
+	_, err := s.jobsFor(ctx).InsertManyTx(ctx, tx, jobs)
 	return err
 }
 

@@ -62,7 +62,8 @@ func (s *Store) AddHeldRound(ctx context.Context, callID string, prevSeq int, r 
 		if err != nil {
 			return translate(err, "round")
 		}
-		return s.roundWaitingTx(ctx, tx, callID, seq, r.ExpiresAt, webhook)
+		// A question held on a session is left to its holder: no plan.
+		return s.roundWaitingTx(ctx, tx, callID, seq, r.ExpiresAt, webhook, nil)
 	})
 	return seq, err
 }

@@ -74,11 +74,15 @@ type ReachOptions struct {
 }
 
 // roundWaitingTx tells the people a new pending round waits for, in the
-// round's own transaction, and schedules its escalation and deadline jobs: a mail job for each (with its reminder) when
-// mail is on, and a round.waiting event when the call has a webhook.
-func (s *Store) roundWaitingTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time, webhook bool) error {
-	if err := s.scheduleDeadlinesTx(ctx, tx, callID, seq, expires); err != nil {
-		return err
+// round's own transaction, and schedules the jobs of its plan (nil for a
+// question held on a session, which its holder ends): a mail job for each
+// (with its reminder) when mail is on, and a round.waiting event when the
+// call has a webhook.
+func (s *Store) roundWaitingTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time, webhook bool, plan *roundPlan) error {
+	if plan != nil {
+		if err := s.scheduleDeadlinesTx(ctx, tx, callID, seq, expires, *plan); err != nil {
+			return err
+		}
 	}
 	if s.reach.Mail {
 		if err := s.mailRoundTx(ctx, tx, callID, seq, time.Now(), expires); err != nil {

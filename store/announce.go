@@ -48,9 +48,8 @@ func (s *Store) announcedTx(ctx context.Context, fn func(ctx context.Context, tx
 }
 
 // changedNotes reads the notes of the calls the transaction changed, as
-// the trigger on calls listed them.
-const changedNotes = `select c.id::text, c.status in ('queued', 'running'), call_note(c) from calls c
-	where c.id = any(string_to_array(trim(current_setting('rounds.changed', true)), ' ')::uuid[])`
+// the trigger on calls listed them (a function: see migration 00066).
+const changedNotes = `select id, working, note from changed_call_notes()`
 
 // queueNotes reads the notes of the calls the transaction changed at the
 // end of b, sparing the transaction a round trip before its commit. Only

@@ -120,11 +120,8 @@ func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, perso
 				round, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round])
 				return translate(err, "round")
 			})
-		b.Queue(`select exists (select 1 from calls c
-			join teams t on t.name = substr(c.assignee, length($3::text) + 1)
-			join team_members m on m.team_id = t.id join users u on u.id = m.user_id
-			where c.id = $1 and starts_with(c.assignee, $3::text) and u.name = $2 and not u.disabled)`,
-			callID, person, TeamPrefix).QueryRow(func(row pgx.Row) error { return row.Scan(&member) })
+		b.Queue(`select call_team_member($1, $2)`, callID, person).
+			QueryRow(func(row pgx.Row) error { return row.Scan(&member) })
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}

@@ -112,23 +112,11 @@ func (s *Store) queueAttempt(b *pgx.Batch, callID string, seq int) *Attempt {
 	}
 	// What the request carries besides, read in the same round trip: the
 	// tool's header schema and the owner's connection at the server. Both
-	// are keyed through the call, so they need no answer from the first.
-	b.Queue(`select t->'inputSchema' from calls c join servers s on s.id = c.server_id
-		cross join lateral jsonb_array_elements(case when jsonb_typeof(s.tools) = 'array' then s.tools else '[]' end) t
-		where c.id = $1 and c.method = 'tools/call' and t->>'name' = c.target
-		  and strpos((t->'inputSchema')::text, 'x-mcp-header') > 0
-		limit 1`, callID).
-		Query(func(rows pgx.Rows) error {
-			schemas, err := pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
-			if len(schemas) > 0 {
-				a.HeaderSchema = schemas[0]
-			}
-			return err
-		})
-	b.Queue(`select `+oauthTokenColumns+` from calls c join servers s on s.id = c.server_id
-		join oauth_tokens t on t.server_id = c.server_id
-		 and t.owner = case s.oauth_mode when 'shared' then '' else c.owner end
-		where c.id = $1`, callID).
+	// are keyed through the call, so they need no answer from the first;
+	// functions (migration 00066) keep their plans.
+	b.Queue(`select call_header_schema($1)`, callID).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&a.HeaderSchema) })
+	b.Queue(`select `+oauthTokenColumns+` from call_oauth_token($1) t`, callID).
 		Query(func(rows pgx.Rows) error {
 			defer rows.Close()
 			if rows.Next() {

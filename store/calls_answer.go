@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,9 +14,29 @@ type CallChange struct {
 	UpdatedAt time.Time
 }
 
-func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int, responses json.RawMessage, by string, audit []AuditEntry, expired *bool) (CallChange, error) {
+// answeredRound is what an answer's update returns: the round as the
+// answer left it, whether it is held on a session, and the call's new
+// status and time of change (nil when the call no longer waited for it).
+type answeredRound struct {
+	Round
+	Held          bool       `db:"held"`
+	CallStatus    *string    `db:"call_status"`
+	CallUpdatedAt *time.Time `db:"call_updated_at"`
+}
+
+// answerTx stores the answers of round seq. known, when given, is the call
+// (with its server's round lifetime) and the round as the transaction read
+// them before: a request sent at once then reads neither again.
+func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int, responses json.RawMessage, by string, audit []AuditEntry, expired *bool, known *answerKnown) (CallChange, error) {
 	var change CallChange
 	var pending, moved, held bool
+	var sending *Attempt
+	if d := directFor(ctx); d != nil && known != nil {
+		c := *known.call
+		sending = &Attempt{Call: &c, RoundTTL: known.roundTTL}
+		d.knows(sending, attemptSkip{call: true, round: true,
+			before: known.round.Asking == 0 && known.round.StateExpiredAt == nil})
+	}
 	// The round, the call, the audit, the draft and the call's note in one
 	// round trip. A held round's answer goes back on the open session, so
 	// its call is running: the note wakes the instance holding it. Any
@@ -28,26 +47,29 @@ func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int,
 		with r as (
 			update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
 			where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now()
-			returning held_by is not null as held
+			returning held_by is not null as held, `+roundColumns+`
 		), c as (
 			update calls set status = case when r.held then 'running' else 'queued' end, updated_at = now()
 			from r
 			where calls.id = $1 and calls.current_seq = $2 and calls.status = 'input_required'
 			returning calls.status, calls.updated_at
 		)
-		select r.held, c.status, c.updated_at from r left join c on true`,
-		callID, seq, responses, by).QueryRow(func(row pgx.Row) error {
-		var status *string
-		var updated *time.Time
-		err := row.Scan(&held, &status, &updated)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
+		select r.*, c.status as call_status, c.updated_at as call_updated_at from r left join c on true`,
+		callID, seq, responses, by).Query(func(rows pgx.Rows) error {
+		got, err := pgx.CollectRows(rows, pgx.RowToStructByName[answeredRound])
+		if err != nil || len(got) == 0 {
+			return err
 		}
-		pending, moved = true, status == nil
-		if status != nil {
-			change = CallChange{Status: *status, UpdatedAt: *updated}
+		r := got[0]
+		pending, moved, held = true, r.CallStatus == nil, r.Held
+		if r.CallStatus != nil {
+			change = CallChange{Status: *r.CallStatus, UpdatedAt: *r.CallUpdatedAt}
+			if sending != nil {
+				sending.Round = &r.Round
+				sending.Call.Status, sending.Call.UpdatedAt = change.Status, change.UpdatedAt
+			}
 		}
-		return err
+		return nil
 	})
 	for _, e := range audit {
 		if err := queueAudit(b, e); err != nil {
@@ -71,6 +93,13 @@ func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int,
 		return change, nil
 	}
 	return change, s.enqueueTx(ctx, tx, callID, seq)
+}
+
+// answerKnown is what an answer's transaction read before it answers.
+type answerKnown struct {
+	call     *Call
+	roundTTL time.Duration
+	round    *Round
 }
 
 // Decision is what the caller of AnswerChecked decided to store.
@@ -107,12 +136,16 @@ func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, perso
 		// call is assigned to (if it is) in one round trip.
 		var round *Round
 		var member bool
+		var ttl time.Duration
 		b := &pgx.Batch{}
-		b.Queue(`select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, callID).
+		b.Queue(`select `+callColumns+`, `+callTTLColumn+` from calls c join servers s on s.id = c.server_id where c.id = $1`, callID).
 			Query(func(rows pgx.Rows) error {
-				var err error
-				call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call])
-				return translate(err, "call")
+				ct, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[callWithTTL])
+				if err != nil {
+					return translate(err, "call")
+				}
+				call, ttl = &ct.Call, ct.roundTTL()
+				return nil
 			})
 		b.Queue(`select `+roundColumnsNow+` from rounds where call_id = $1 and seq = $2`, callID, seq).
 			Query(func(rows pgx.Rows) error {
@@ -138,7 +171,8 @@ func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, perso
 			call.Status, call.Error, call.UpdatedAt = CallCancelled, &d.Refusal, time.Now()
 			return nil
 		}
-		change, err := s.answerTx(ctx, tx, callID, seq, d.Responses, d.By, d.Audit, &expired)
+		change, err := s.answerTx(ctx, tx, callID, seq, d.Responses, d.By, d.Audit, &expired,
+			&answerKnown{call: call, roundTTL: ttl, round: round})
 		if err != nil {
 			return err
 		}

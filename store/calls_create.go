@@ -80,16 +80,20 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 					$7, nullif($8, ''), $9)
 				returning *
 			)
-			select `+callColumnsSending+`
+			select `+callColumnsSending+`, `+callTTLColumn+`
 			from c join servers s on s.id = c.server_id`,
 			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title, nc.ID)
-		var err error
-		if call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call]); err != nil {
+		created, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[callWithTTL])
+		if err != nil {
 			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "23503" {
 				return notFound("server") // deleted meanwhile (see ServerToCall)
 			}
 			return translate(err, "call")
 		}
+		call = &created.Call
+		// A request sent at once needs no second read of its call.
+		sending := created.Call
+		directFor(ctx).knows(&Attempt{Call: &sending, RoundTTL: created.roundTTL()}, attemptSkip{call: true})
 		if err := setCallDeadlinesTx(ctx, tx, call.ID, nc.Deadlines); err != nil {
 			return err
 		}

@@ -54,7 +54,7 @@ func (a *Attempt) Afresh() bool { return a.Round != nil && a.Round.StateExpiredA
 // request's outcome is stored, which saves a commit per round.
 func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Attempt, error) {
 	b := &pgx.Batch{}
-	a := s.queueAttempt(b, callID, seq)
+	a := s.queueAttempt(b, callID, seq, nil, attemptSkip{})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, translate(err, "call")
 	}
@@ -66,34 +66,39 @@ func (s *Store) StartAttempt(ctx context.Context, callID string, seq int) (*Atte
 
 // queueAttempt adds to b the reads of what the request of round seq needs;
 // the Attempt returned is filled as b's results are read. A transaction
-// that enqueues a request sent at once reads it this way too (see Direct).
-func (s *Store) queueAttempt(b *pgx.Batch, callID string, seq int) *Attempt {
-	a := &Attempt{}
+// that enqueues a request sent at once reads it this way too (see Direct),
+// skipping what it read itself.
+func (s *Store) queueAttempt(b *pgx.Batch, callID string, seq int, a *Attempt, skip attemptSkip) *Attempt {
+	if a == nil {
+		a = &Attempt{}
+	}
 	// A call waiting for a request is never past a round's deadline (see
 	// check): the columns skip that test, which costs its planning.
-	b.Queue(`select `+callColumnsSending+`, (extract(epoch from s.round_ttl) * 1000)::bigint as ttl_ms
-		from calls c join servers s on s.id = c.server_id where c.id = $1`, callID).
-		Query(func(rows pgx.Rows) error {
-			var err error
-			a.Call, err = pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (*Call, error) {
-				ct, err := pgx.RowToStructByName[callWithTTL](row)
-				if err != nil {
-					return nil, err
-				}
-				if ct.TTLMs != nil {
-					a.RoundTTL = time.Duration(*ct.TTLMs) * time.Millisecond
-				}
-				return &ct.Call, nil
+	if !skip.call {
+		b.Queue(`select `+callColumnsSending+`, `+callTTLColumn+`
+			from calls c join servers s on s.id = c.server_id where c.id = $1`, callID).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				a.Call, err = pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (*Call, error) {
+					ct, err := pgx.RowToStructByName[callWithTTL](row)
+					if err != nil {
+						return nil, err
+					}
+					a.RoundTTL = ct.roundTTL()
+					return &ct.Call, nil
+				})
+				return err
 			})
-			return err
-		})
-	if seq > 0 {
+	}
+	if seq > 0 && !skip.round {
 		b.Queue(`select `+roundColumns+` from rounds where call_id = $1 and seq = $2`, callID, seq).
 			Query(func(rows pgx.Rows) error {
 				var err error
 				a.Round, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round])
 				return err
 			})
+	}
+	if seq > 0 && !skip.before {
 		// The round at the next round's place in the asking before (see
 		// NextPlace). Only a call the server was asked afresh for has one.
 		b.Queue(`select `+roundColumns+` from rounds where call_id = $1 and seq = (
@@ -137,9 +142,30 @@ func (a *Attempt) check(callID string, seq int) error {
 	return nil
 }
 
+// attemptSkip says which of an attempt's reads queueAttempt leaves out:
+// the transaction that enqueues the request read them itself.
+type attemptSkip struct {
+	call  bool // Attempt.Call and RoundTTL are set
+	round bool // the batch sets Attempt.Round before these reads' results
+	// before: the round is in the first asking and its state was not
+	// refused, so no round is at the next round's place before it.
+	before bool
+}
+
+// callWithTTL is a call with its server's lifetime for rounds.
 type callWithTTL struct {
 	Call
 	TTLMs *int64 `db:"ttl_ms"`
+}
+
+// callTTLColumn reads the server's lifetime for rounds beside a call.
+const callTTLColumn = `(extract(epoch from s.round_ttl) * 1000)::bigint as ttl_ms`
+
+func (ct *callWithTTL) roundTTL() time.Duration {
+	if ct.TTLMs == nil {
+		return 0
+	}
+	return time.Duration(*ct.TTLMs) * time.Millisecond
 }
 
 // Outcome is what the job that made a request writes with its outcome, in

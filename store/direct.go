@@ -27,6 +27,18 @@ type Direct struct {
 	Job     int64
 	Attempt *Attempt
 	queued  bool // the job's insert and the attempt's reads went in a batch
+	// known is what the transaction read of the attempt itself, and skip
+	// which reads it spares (see knows).
+	known *Attempt
+	skip  attemptSkip
+}
+
+// knows gives the attempt what the transaction that enqueues the request
+// read itself: the reads skip names are not made again.
+func (d *Direct) knows(a *Attempt, skip attemptSkip) {
+	if d != nil && d.Job == 0 {
+		d.known, d.skip = a, skip
+	}
 }
 
 type directKey struct{}
@@ -76,7 +88,7 @@ func (d *Direct) queue(s *Store, b *pgx.Batch, callID string, seq int) {
 			}
 			return err
 		})
-	d.Attempt, d.queued = s.queueAttempt(b, callID, seq), true
+	d.Attempt, d.queued = s.queueAttempt(b, callID, seq, d.known, d.skip), true
 }
 
 // scheduleTx inserts the job of a request sent directly and reads its

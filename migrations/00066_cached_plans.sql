@@ -28,7 +28,7 @@ language plpgsql stable as $$
 begin
     return (select t->'inputSchema' from calls c join servers s on s.id = c.server_id
         cross join lateral jsonb_array_elements(case when jsonb_typeof(s.tools) = 'array' then s.tools else '[]' end) t
-        where c.id = call and c.method = 'tools/call' and t->>'name' = c.target
+        where c.id = call_header_schema.call and c.method = 'tools/call' and t->>'name' = c.target
           and strpos((t->'inputSchema')::text, 'x-mcp-header') > 0
         limit 1);
 end;
@@ -44,13 +44,14 @@ begin
     return query select t.* from calls c join servers s on s.id = c.server_id
         join oauth_tokens t on t.server_id = c.server_id
          and t.owner = case s.oauth_mode when 'shared' then '' else c.owner end
-        where c.id = call;
+        where c.id = call_oauth_token.call;
 end;
 $$;
 -- +goose StatementEnd
 
 -- Whether person is an active member of the team the call is assigned
--- to; false when it is assigned to no team.
+-- to (assignee 'team:NAME', store.TeamPrefix); false when it is assigned
+-- to no team.
 -- +goose StatementBegin
 create function call_team_member(call uuid, person text) returns boolean
 language plpgsql stable as $$
@@ -58,7 +59,8 @@ begin
     return exists (select 1 from calls c
         join teams t on t.name = substr(c.assignee, length('team:') + 1)
         join team_members m on m.team_id = t.id join users u on u.id = m.user_id
-        where c.id = call and starts_with(c.assignee, 'team:') and u.name = person and not u.disabled);
+        where c.id = call_team_member.call and starts_with(c.assignee, 'team:')
+          and u.name = call_team_member.person and not u.disabled);
 end;
 $$;
 -- +goose StatementEnd

@@ -26,7 +26,11 @@ type Direct struct {
 	After   time.Duration
 	Job     int64
 	Attempt *Attempt
-	queued  bool // the job's insert and the attempt's reads went in a batch
+	// queued: the job's insert and the attempt's reads of request seq of
+	// callID went in a batch.
+	queued bool
+	callID string
+	seq    int
 	// known is what the transaction read of the attempt itself, and skip
 	// which reads it spares (see knows).
 	known *Attempt
@@ -89,6 +93,22 @@ func (d *Direct) queue(s *Store, b *pgx.Batch, callID string, seq int) {
 			return err
 		})
 	d.Attempt, d.queued = s.queueAttempt(b, callID, seq, d.known, d.skip), true
+	d.callID, d.seq = callID, seq
+}
+
+// sends says whether request seq of callID, enqueued now, is the one d
+// sends at once: the one its batch queued, or else the first the
+// transaction enqueues. A batch whose answer went back on a held session
+// queued one that was never enqueued; another is River's.
+func (d *Direct) sends(callID string, seq int) bool {
+	switch {
+	case d == nil:
+		return false
+	case d.queued:
+		return d.callID == callID && d.seq == seq
+	default:
+		return d.Job == 0
+	}
 }
 
 // scheduleTx inserts the job of a request sent directly and reads its

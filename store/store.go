@@ -132,7 +132,7 @@ func (s *Store) jobsFor(ctx context.Context) *river.Client[pgx.Tx] {
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 func (s *Store) enqueueTx(ctx context.Context, tx pgx.Tx, callID string, seq int) error {
-	if d := directFor(ctx); d != nil && (d.Job == 0 || d.queued) {
+	if d := directFor(ctx); d.sends(callID, seq) {
 		return s.scheduleTx(ctx, tx, d, callID, seq)
 	}
 	_, err := s.jobsFor(ctx).InsertTx(ctx, tx, RequestArgs{CallID: callID, Seq: seq}, nil)

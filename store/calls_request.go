@@ -326,7 +326,7 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			})
 		// A waiting round carries the plan its call's (or else its
 		// server's) deadlines make; its jobs are scheduled below.
-		var plan roundPlan
+		var plan RoundPlan
 		b.Queue(`
 			insert into rounds (call_id, seq, input_requests, request_state, expires_at,
 			                    status, responses, answered_by, answered_at, outcome, ended_at, asking, position, task, process,
@@ -345,7 +345,7 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			where c.id = $1
 			returning escalate_at, on_expiry`,
 			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position, r.Task, r.Process).
-			QueryRow(func(row pgx.Row) error { return row.Scan(&plan.escalateAt, &plan.onExpiry) })
+			QueryRow(func(row pgx.Row) error { return row.Scan(&plan.EscalateAt, &plan.OnExpiry) })
 		o.queue(b)
 		queueNotes(ctx, b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {

@@ -126,24 +126,15 @@ type DeadlineArgs struct {
 // Kind names the job for River.
 func (DeadlineArgs) Kind() string { return "round_deadline" }
 
-// roundPlan is what a new waiting round's insert made of its call's (or
-// else its server's) deadlines: when it escalates, if it does, and what
-// happens at its deadline.
-type roundPlan struct {
-	escalateAt *time.Time
-	onExpiry   string
-}
-
 // scheduleDeadlinesTx schedules the jobs that carry out a new waiting
-// round's plan, in the round's own transaction.
-func (s *Store) scheduleDeadlinesTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time, plan roundPlan) error {
-	escalateAt, onExpiry := plan.escalateAt, plan.onExpiry
+// round's plan, as its insert made it, in the round's own transaction.
+func (s *Store) scheduleDeadlinesTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time, plan RoundPlan) error {
 	var jobs []river.InsertManyParams
-	if escalateAt != nil {
+	if plan.EscalateAt != nil {
 		jobs = append(jobs, river.InsertManyParams{Args: EscalateArgs{CallID: callID, Seq: seq},
-			InsertOpts: &river.InsertOpts{ScheduledAt: *escalateAt}})
+			InsertOpts: &river.InsertOpts{ScheduledAt: *plan.EscalateAt}})
 	}
-	if onExpiry != OnExpiryExpire {
+	if plan.OnExpiry != OnExpiryExpire {
 		jobs = append(jobs, river.InsertManyParams{Args: DeadlineArgs{CallID: callID, Seq: seq},
 			InsertOpts: &river.InsertOpts{ScheduledAt: expires}})
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mcp-rounds/rounds/store"
-	"github.com/mcp-rounds/rounds/store/storetest"
 )
 
 // TestDirectAttemptIsRiversAttempt checks what a transaction that enqueues a
@@ -21,11 +20,7 @@ import (
 func TestDirectAttemptIsRiversAttempt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := storetest.NewPool(t)
-	st, err := store.New(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, pool := newAdminStore(t)
 	srv, err := st.UpsertServer(ctx, "demo", "http://127.0.0.1:1/mcp")
 	if err != nil {
 		t.Fatal(err)

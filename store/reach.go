@@ -78,7 +78,7 @@ type ReachOptions struct {
 // question held on a session, which its holder ends): a mail job for each
 // (with its reminder) when mail is on, and a round.waiting event when the
 // call has a webhook.
-func (s *Store) roundWaitingTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time, webhook bool, plan *roundPlan) error {
+func (s *Store) roundWaitingTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time, webhook bool, plan *RoundPlan) error {
 	if plan != nil {
 		if err := s.scheduleDeadlinesTx(ctx, tx, callID, seq, expires, *plan); err != nil {
 			return err

@@ -48,3 +48,28 @@ func exists(t *testing.T, db *sql.DB, table string) bool {
 	}
 	return ok
 }
+
+// TestToolsHeaderSchemas: a server's catalog keeps, by tool name, the
+// inputSchemas that mark arguments for headers; the first tool of a name
+// wins, and a catalog that is not a list keeps none.
+func TestToolsHeaderSchemas(t *testing.T) {
+	pool := storetest.NewPool(t)
+	for _, tt := range []struct{ tools, want string }{
+		{`[{"name":"a","inputSchema":{"properties":{"r":{"type":"string","x-mcp-header":"Region"}}}},
+		   {"name":"b","inputSchema":{"properties":{"r":{"type":"string"}}}},
+		   {"name":"a","inputSchema":{"properties":{"s":{"type":"string","x-mcp-header":"Second"}}}}]`,
+			`{"a": {"properties": {"r": {"type": "string", "x-mcp-header": "Region"}}}}`},
+		{`[{"name":"b","inputSchema":{"type":"object"}}]`, `{}`},
+		{`[{"name":7,"inputSchema":{"x-mcp-header":"X"}}]`, `{}`},
+		{`{"name":"a","inputSchema":{"x-mcp-header":"X"}}`, `{}`},
+		{`null`, `{}`},
+	} {
+		var got string
+		if err := pool.QueryRow(t.Context(), `select tools_header_schemas($1::jsonb)::text`, tt.tools).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("tools_header_schemas(%s) = %s, want %s", tt.tools, got, tt.want)
+		}
+	}
+}

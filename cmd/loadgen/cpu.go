@@ -76,12 +76,13 @@ type usage struct {
 	xacts   int64         // the run's database's transactions; -1 unknown
 	machine time.Duration // busy CPU of the whole machine; -1 unknown
 	app     time.Duration // CPU of the instances; -1 unknown
+	gen     time.Duration // CPU of this process: the users and the demo server; -1 unknown
 }
 
 // usageReader reads the counters; xacts may be nil (not counted).
 func (f *fleet) usageReader(xacts *xactCounter) func() usage {
 	return func() usage {
-		u := usage{xacts: -1, machine: machineBusy()}
+		u := usage{xacts: -1, machine: machineBusy(), gen: processCPU(os.Getpid())}
 		if xacts != nil {
 			u.xacts = xacts.read()
 		}
@@ -100,19 +101,19 @@ func (f *fleet) usageReader(xacts *xactCounter) func() usage {
 
 // spent is what was used between two readings, per answered round: -1
 // where either reading is unknown.
-func spent(before, after usage, rounds int) (xacts float64, machine, app time.Duration) {
-	xacts, machine, app = -1, -1, -1
+func spent(before, after usage, rounds int) (xacts float64, machine, app, gen time.Duration) {
+	xacts, machine, app, gen = -1, -1, -1, -1
 	if rounds == 0 {
 		return
+	}
+	per := func(b, a time.Duration) time.Duration {
+		if b < 0 || a < 0 {
+			return -1
+		}
+		return (a - b) / time.Duration(rounds)
 	}
 	if before.xacts >= 0 && after.xacts >= 0 {
 		xacts = float64(after.xacts-before.xacts) / float64(rounds)
 	}
-	if before.machine >= 0 && after.machine >= 0 {
-		machine = (after.machine - before.machine) / time.Duration(rounds)
-	}
-	if before.app >= 0 && after.app >= 0 {
-		app = (after.app - before.app) / time.Duration(rounds)
-	}
-	return
+	return xacts, per(before.machine, after.machine), per(before.app, after.app), per(before.gen, after.gen)
 }

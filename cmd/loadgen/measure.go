@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -85,11 +86,12 @@ func (s series) print() {
 		}
 		return float64(d) / float64(time.Millisecond)
 	}
-	fmt.Printf("%-36s %9.1f/s  ±%-7.1f %8s %8s %8s %7d %9s %8s %8s\n", s.name, mean, spread/2,
+	fmt.Printf("%-36s %9.1f/s  ±%-7.1f %8s %8s %8s %7d %9s %8s %8s %8s\n", s.name, mean, spread/2,
 		ms(slices.Max(p50)), ms(slices.Max(p95)), ms(slices.Max(p99)), errors,
 		perRound(func(r result) float64 { return r.xacts }, "%.1f"),
 		perRound(func(r result) float64 { return millis(r.machine) }, "%.2fms"),
-		perRound(func(r result) float64 { return millis(r.app) }, "%.2fms"))
+		perRound(func(r result) float64 { return millis(r.app) }, "%.2fms"),
+		perRound(func(r result) float64 { return millis(r.gen) }, "%.2fms"))
 	if last != "" {
 		fmt.Printf("%36s last error: %s\n", "", last)
 	}
@@ -98,7 +100,7 @@ func (s series) print() {
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
 
 func header() {
-	fmt.Printf("%-36s %11s  %-8s %8s %8s %8s %7s %9s %8s %8s\n", "", "rate", "spread", "p50", "p95", "p99", "errors", "xacts/rd", "cpu/rd", "app/rd")
+	fmt.Printf("%-36s %11s  %-8s %8s %8s %8s %7s %9s %8s %8s %8s\n", "", "rate", "spread", "p50", "p95", "p99", "errors", "xacts/rd", "cpu/rd", "app/rd", "gen/rd")
 }
 
 func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string) error {
@@ -117,13 +119,14 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 	defer xacts.close()
 	counted := f.usageReader(xacts)
 	// The baseline touches neither the database nor the instances.
-	uncounted := func() usage { return usage{xacts: -1, machine: machineBusy(), app: -1} }
+	uncounted := func() usage { return usage{xacts: -1, machine: machineBusy(), app: -1, gen: processCPU(os.Getpid())} }
 	fmt.Println()
 	fmt.Println("Rates are answered rounds per second (the baseline: MCP requests per second); latency is")
 	fmt.Println("from an answer's POST to the next round, or the result, being visible. Max over runs.")
 	fmt.Println("xacts/rd: Postgres transactions (pg_stat_database, committed and rolled back) per answered round.")
 	fmt.Println("cpu/rd: the whole machine's busy CPU per round (the baseline: per request), every process included;")
-	fmt.Println("app/rd: the instances' own CPU per round (/proc).")
+	fmt.Println("app/rd: the instances' own CPU per round (/proc); gen/rd: this load generator's, its users and")
+	fmt.Println("the demo server. What is left of cpu/rd is mostly Postgres (and PgBouncer when pooled).")
 	header()
 	var baseline, api series
 	var all []series

@@ -64,16 +64,16 @@ type result struct {
 	// Per answered round (or baseline request), while measuring: Postgres
 	// transactions committed or rolled back (pg_stat_database), the whole
 	// machine's busy CPU, the instances' CPU; -1 where unknown.
-	xacts        float64
-	machine, app time.Duration
-	answers      int
+	xacts             float64
+	machine, app, gen time.Duration
+	answers           int
 }
 
 func (s *stats) result(d time.Duration) result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := result{perSecond: float64(len(s.latencies)) / d.Seconds(), errors: s.errors, lastError: s.lastError,
-		xacts: -1, machine: -1, app: -1, answers: len(s.latencies)}
+		xacts: -1, machine: -1, app: -1, gen: -1, answers: len(s.latencies)}
 	slices.Sort(s.latencies)
 	r.p50, r.p95, r.p99 = percentile(s.latencies, 50), percentile(s.latencies, 95), percentile(s.latencies, 99)
 	return r
@@ -112,7 +112,7 @@ func measure(ctx context.Context, n int, warmup, duration time.Duration, mk func
 	st.measuring.Store(false)
 	r := st.result(duration)
 	if read != nil {
-		r.xacts, r.machine, r.app = spent(before, read(), r.answers)
+		r.xacts, r.machine, r.app, r.gen = spent(before, read(), r.answers)
 	}
 	cancel()
 	wg.Wait()

@@ -8,11 +8,12 @@
 -- +goose StatementBegin
 create function tools_header_schemas(tools jsonb) returns jsonb
 language sql immutable as $$
-    -- The first tool of a name wins, as the first was found before.
+    -- Of two tools of one name, the first in the list wins, as before; a
+    -- later key replaces an earlier one in jsonb_object_agg.
     select coalesce(jsonb_object_agg(t.tool->>'name', t.tool->'inputSchema' order by t.i desc), '{}')
     from jsonb_array_elements(case when jsonb_typeof(tools) = 'array' then tools else '[]' end)
          with ordinality as t(tool, i)
-    where jsonb_typeof(t.tool->'name') = 'string'
+    where t.tool->>'name' is not null
       and strpos((t.tool->'inputSchema')::text, 'x-mcp-header') > 0
 $$;
 -- +goose StatementEnd

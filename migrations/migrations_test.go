@@ -54,22 +54,61 @@ func exists(t *testing.T, db *sql.DB, table string) bool {
 // wins, and a catalog that is not a list keeps none.
 func TestToolsHeaderSchemas(t *testing.T) {
 	pool := storetest.NewPool(t)
-	for _, tt := range []struct{ tools, want string }{
+	for _, tt := range []struct {
+		tools any
+		want  string
+	}{
 		{`[{"name":"a","inputSchema":{"properties":{"r":{"type":"string","x-mcp-header":"Region"}}}},
 		   {"name":"b","inputSchema":{"properties":{"r":{"type":"string"}}}},
 		   {"name":"a","inputSchema":{"properties":{"s":{"type":"string","x-mcp-header":"Second"}}}}]`,
 			`{"a": {"properties": {"r": {"type": "string", "x-mcp-header": "Region"}}}}`},
 		{`[{"name":"b","inputSchema":{"type":"object"}}]`, `{}`},
-		{`[{"name":7,"inputSchema":{"x-mcp-header":"X"}}]`, `{}`},
+		{`[{"name":7,"inputSchema":{"x-mcp-header":"X"}},{"inputSchema":{"x-mcp-header":"Y"}}]`, `{"7": {"x-mcp-header": "X"}}`},
 		{`{"name":"a","inputSchema":{"x-mcp-header":"X"}}`, `{}`},
 		{`null`, `{}`},
+		{nil, `{}`}, // a server whose catalog was never read
 	} {
 		var got string
 		if err := pool.QueryRow(t.Context(), `select tools_header_schemas($1::jsonb)::text`, tt.tools).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
 		if got != tt.want {
-			t.Errorf("tools_header_schemas(%s) = %s, want %s", tt.tools, got, tt.want)
+			t.Errorf("tools_header_schemas(%v) = %s, want %s", tt.tools, got, tt.want)
+		}
+	}
+}
+
+// TestRoundOutcome: how a round ended, from its answers alone: cancelled
+// if any question was cancelled, declined if every one was declined, else
+// answered (a sampled or listed answer has no action).
+func TestRoundOutcome(t *testing.T) {
+	pool := storetest.NewPool(t)
+	for _, tt := range []struct {
+		responses any
+		want      string
+	}{
+		{nil, "answered"},
+		{`null`, "answered"},
+		{`{}`, "answered"},
+		{`[]`, "answered"},
+		{`"declined"`, "answered"},
+		{`{"a":{"action":"accept","content":{}}}`, "answered"},
+		{`{"a":{"action":"decline"}}`, "declined"},
+		{`{"a":{"action":"decline"},"b":{"action":"decline"}}`, "declined"},
+		{`{"a":{"action":"decline"},"b":{"action":"accept","content":{}}}`, "answered"},
+		{`{"a":{"action":"decline"},"b":{"role":"assistant","model":"m"}}`, "answered"},
+		{`{"a":{"action":"decline"},"b":{"action":null}}`, "answered"},
+		{`{"a":{"action":"decline"},"b":{"action":7}}`, "answered"},
+		{`{"a":{"action":"accept","content":{}},"b":{"action":"cancel"}}`, "cancelled"},
+		{`{"a":{"action":"decline"},"a":{"action":"cancel"}}`, "cancelled"},
+		{`{"a":{"action":"decline"},"a":{"action":"accept"}}`, "answered"},
+	} {
+		var got string
+		if err := pool.QueryRow(t.Context(), `select round_outcome($1::json)`, tt.responses).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("round_outcome(%v) = %s, want %s", tt.responses, got, tt.want)
 		}
 	}
 }

@@ -134,7 +134,6 @@ func TestRoundOutcome(t *testing.T) {
 		{"PartlyDeclined", `{"a":{"action":"accept","content":{"x":1}},"b":{"action":"decline"}}`, "answered"},
 		{"Declined", `{"a":{"action":"decline"},"b":{"action":"decline"}}`, "declined"},
 		{"Cancelled", `{"a":{"action":"accept","content":{}},"b":{"action":"cancel"}}`, "cancelled"},
-		{"Sampled", `{"s":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`, "answered"},
 		{"DeclinedAndSampled", `{"a":{"action":"decline"},"s":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`, "answered"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,8 +9,9 @@ import (
 
 // What a round costs in CPU, beside its transactions: the machine's busy
 // time over the measured part (every process: Postgres, the instances, the
-// demo server and this load generator), and the instances' own. Read from
-// /proc; on a system without it nothing is printed.
+// demo server and this load generator), the instances' own, and this
+// process's own (its users and the demo server). Read from /proc; on a
+// system without it nothing is printed.
 
 // clockTick is Linux's USER_HZ, the unit of /proc's CPU times: 100 on every
 // architecture Go builds for.

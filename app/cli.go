@@ -26,9 +26,11 @@ const usage = `usage:
   web team list                         list teams and their members
   web user password NAME                set a new password for NAME (a lost admin's too), read from standard input
   web user list                         list users
-  web user disable NAME                 stop a user from signing in
+  web user disable NAME                 stop a user from signing in (an identity provider cannot enable them again)
   web token create NAME                 make an API token for user NAME (printed last)
   web scim token create NAME            make a provisioning (SCIM) token for an identity provider (printed last)
+  web scim token list                   list provisioning tokens: name, made, last used, revoked
+  web scim token revoke NAME            revoke a provisioning token: it gets 401 at once, on every instance
   web server add NAME URL [--header 'Authorization: Bearer …']
                                         register an MCP server, with optional credentials
   web healthcheck                       exit 0 if the instance on LISTEN_ADDR is up`
@@ -121,14 +123,7 @@ func Command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 		}
 		fmt.Fprintf(stdout, "disabled %s\n", args[2])
 	case "scim token":
-		if len(args) != 4 || args[2] != "create" {
-			return errors.New("usage: web scim token create NAME")
-		}
-		secret, err := st.CreateProvisionToken(ctx, args[3])
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "Provisioning token %q (shown once; give it to the identity provider as its SCIM bearer token):\n%s\n", args[3], secret)
+		return scimToken(ctx, st, args[2:], stdout)
 	case "token create":
 		if len(args) != 3 {
 			return errors.New("usage: web token create NAME")
@@ -207,6 +202,44 @@ func Command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 			fmt.Fprintf(w, "%s\t%s\n", t.Name, strings.Join(t.Members, ", "))
 		}
 		return w.Flush()
+	default:
+		return errors.New(usage)
+	}
+	return nil
+}
+
+// scimToken makes, lists or revokes provisioning tokens.
+func scimToken(ctx context.Context, st *store.Store, args []string, stdout io.Writer) error {
+	const usage = "usage: web scim token create NAME | web scim token list | web scim token revoke NAME"
+	switch {
+	case len(args) == 2 && args[0] == "create":
+		secret, err := st.CreateProvisionToken(ctx, args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Provisioning token %q (shown once; give it to the identity provider as its SCIM bearer token):\n%s\n", args[1], secret)
+	case len(args) == 1 && args[0] == "list":
+		tokens, err := st.ProvisionTokens(ctx)
+		if err != nil {
+			return err
+		}
+		when := func(t *time.Time, none string) string {
+			if t == nil {
+				return none
+			}
+			return t.UTC().Format("2006-01-02 15:04")
+		}
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "NAME\tMADE\tLAST USED\tREVOKED")
+		for _, t := range tokens {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, when(&t.CreatedAt, ""), when(t.LastUsedAt, "never"), when(t.RevokedAt, "-"))
+		}
+		return w.Flush()
+	case len(args) == 2 && args[0] == "revoke":
+		if err := st.RevokeProvisionToken(ctx, args[1], store.AuditEntry{Instance: "command line", Actor: "command line"}); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked provisioning token %s: every instance refuses it now (401)\n", args[1])
 	default:
 		return errors.New(usage)
 	}

@@ -24,7 +24,7 @@ func (h *Handler) adminUsers(c echo.Context) error {
 // userNotices say what the last action on a user did; NAME is the user.
 var userNotices = map[string]string{
 	"user-added":    "Added NAME. They can sign in now.",
-	"user-disabled": "Disabled NAME: their sessions and API tokens stop working at their next request.",
+	"user-disabled": "Disabled NAME here: their sessions and API tokens stop working at their next request, and an identity provider cannot enable them again.",
 	"user-enabled":  "Enabled NAME again: they can sign in and use their API tokens.",
 	"admin-granted": "NAME is an administrator now.",
 	"admin-revoked": "NAME is no longer an administrator.",
@@ -48,10 +48,14 @@ func (h *Handler) renderUsers(c echo.Context, status int, vm views.AdminUsersVM)
 	if err != nil {
 		return err
 	}
+	disabledHere, err := h.store.DisabledHere(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	for _, u := range users {
 		vm.Users = append(vm.Users, views.AdminUserVM{
 			SignsInWith: h.signsInWith(u, issuers[u.ID]), SignOn: issuers[u.ID] != "",
-			Name: u.Name, IsAdmin: u.IsAdmin, Disabled: u.Disabled, Password: u.PasswordHash != nil,
+			Name: u.Name, IsAdmin: u.IsAdmin, Disabled: u.Disabled, DisabledHere: disabledHere[u.Name], Password: u.PasswordHash != nil,
 			Created: u.CreatedAt, Self: u.Name == h.person(c), Base: "/admin/users/" + url.PathEscape(u.Name),
 			Email: contacts[u.Name].Email,
 		})

@@ -126,6 +126,8 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/teams/:team/members", h.adminTeamMemberAdd)
 	admin.POST("/teams/:team/members/remove", h.adminTeamMemberRemove)
 	admin.POST("/teams/:team/delete", h.adminTeamDelete)
+	admin.GET("/provisioning", h.adminProvisioning)
+	admin.POST("/provisioning/revoke", h.adminProvisionTokenRevoke)
 	admin.POST("/calls/:id/assignee", h.adminCallReassign)
 	admin.POST("/users/:name/calls/delete", h.adminUserCallsDelete)
 	admin.GET("/calls", h.adminCalls)

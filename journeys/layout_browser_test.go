@@ -32,8 +32,9 @@ func TestBrowserEveryPageFits(t *testing.T) {
 	pages := []string{
 		"/", "/inbox", "/calls", "/calls/" + call, "/tokens", "/account", "/servers/demo",
 		"/servers/demo/tools/book_flight", "/admin", "/admin/servers", "/admin/servers/demo", "/admin/users",
-		"/admin/calls", "/admin/calls/" + call, "/admin/audit", "/admin/instances",
+		"/admin/calls", "/admin/calls/" + call, "/admin/audit", "/admin/instances", "/admin/provisioning",
 	}
+	cli(t, db, "", "scim", "token", "create", "okta-production-tenant") // so the provisioning page has its table
 	for _, js := range []bool{true, false} {
 		t.Run(fmt.Sprintf("JavaScript=%v", js), func(t *testing.T) {
 			t.Parallel()

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/mcp-rounds/rounds/provision"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/store/storetest"
@@ -17,11 +20,40 @@ import (
 
 func newServer(t *testing.T) (*httptest.Server, *store.Store, string) {
 	t.Helper()
-	st, err := store.New(storetest.NewPool(t))
+	s := start(t, nil, nil)
+	return s.srv, s.st, s.token
+}
+
+// service is a SCIM service over a database of its own.
+type service struct {
+	srv   *httptest.Server
+	st    *store.Store
+	pool  *pgxpool.Pool
+	token string
+}
+
+// start serves SCIM over a fresh database, through a pool traced by
+// tracer when given, logging JSON to a buffer, with a token named test.
+func start(t *testing.T, tracer pgx.QueryTracer, logs io.Writer) *service {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(storetest.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := provision.Handler(st, "test", slog.New(slog.DiscardHandler))
+	cfg.ConnConfig.Tracer = tracer
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st, err := store.New(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs == nil {
+		logs = io.Discard
+	}
+	h, err := provision.Handler(st, "test", slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +63,19 @@ func newServer(t *testing.T) (*httptest.Server, *store.Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, st, token
+	return &service{srv: srv, st: st, pool: pool, token: token}
 }
 
 func call(t *testing.T, token, method, url, body string) (int, map[string]any) {
+	t.Helper()
+	status, b := callRaw(t, token, method, url, body)
+	out := map[string]any{}
+	_ = json.Unmarshal(b, &out)
+	return status, out
+}
+
+// callRaw makes a SCIM request and returns the body as sent.
+func callRaw(t *testing.T, token, method, url, body string) (int, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -45,9 +86,7 @@ func call(t *testing.T, token, method, url, body string) (int, map[string]any) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	out := map[string]any{}
-	_ = json.Unmarshal(b, &out)
-	return resp.StatusCode, out
+	return resp.StatusCode, b
 }
 
 const patchOp = `"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"]`

@@ -85,14 +85,24 @@ func (s *Store) SignOnUser(ctx context.Context, so SignOn) (*User, error) {
 
 // linkProvisionedTx finds the account a provider provisioned (SCIM) for
 // this identity, by the externalId it gave being the identity's subject,
-// and records the identity for it; pgx.ErrNoRows when there is none.
+// and records the identity for it; pgx.ErrNoRows when there is none. It
+// links only when exactly one provisioned person has that externalId
+// (it is unique, and this does not rest on it alone).
 func linkProvisionedTx(ctx context.Context, tx pgx.Tx, so SignOn) (int64, error) {
-	var id int64
-	err := tx.QueryRow(ctx, `select p.user_id from scim_users p where p.external_id = $1
-		and not exists (select 1 from user_identities i where i.user_id = p.user_id)`, so.Subject).Scan(&id)
+	rows, _ := tx.Query(ctx, `select p.user_id, exists (select 1 from user_identities i where i.user_id = p.user_id) as linked
+		from scim_users p where p.external_id = $1 limit 2`, so.Subject)
+	type match struct {
+		UserID int64 `db:"user_id"`
+		Linked bool  `db:"linked"`
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[match])
 	if err != nil {
 		return 0, err
 	}
+	if len(found) != 1 || found[0].Linked {
+		return 0, pgx.ErrNoRows
+	}
+	id := found[0].UserID
 	_, err = tx.Exec(ctx, `insert into user_identities (issuer, subject, user_id) values ($1, $2, $3)`, so.Issuer, so.Subject, id)
 	return id, err
 }

@@ -105,7 +105,7 @@ func TestSignOnFindsProvisioned(t *testing.T) {
 	ctx := context.Background()
 	st, _ := newAdminStore(t)
 	p, err := st.CreateProvisionedUser(ctx, store.ProvisionUser{UserName: "ada@example.com", ExternalID: "00u1ada",
-		Active: true, Attributes: []byte(`{}`)}, "test")
+		Attributes: []byte(`{}`)}, store.Provisioner{Instance: "test", Token: "okta"})
 	if err != nil {
 		t.Fatal(err)
 	}

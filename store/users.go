@@ -104,14 +104,29 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 }
 
 // SetUserDisabled disables or enables a user. Disabling ends all their
-// sessions.
+// sessions. A disable made here holds against an identity provider that
+// says the person is active (see UpdateProvisionedUser) until it is
+// lifted here.
 func (s *Store) SetUserDisabled(ctx context.Context, name string, disabled bool) error {
 	defer s.authChanged(ctx)
 	if disabled {
-		return s.updateUserEndingSessions(ctx, name, `update users set disabled = true, updated_at = now()
+		return s.updateUserEndingSessions(ctx, name, `update users set disabled = true, disabled_here = true, updated_at = now()
 			where name = $1 returning id`, name)
 	}
-	return s.execOne(ctx, "user "+name, `update users set disabled = false, updated_at = now() where name = $1`, name)
+	return s.execOne(ctx, "user "+name, `update users set disabled = false, disabled_here = false, updated_at = now()
+		where name = $1`, name)
+}
+
+// DisabledHere lists, by name, the users disabled here (on the users page
+// or the command line) rather than by their identity provider.
+func (s *Store) DisabledHere(ctx context.Context) (map[string]bool, error) {
+	rows, _ := s.pool.Query(ctx, `select name from users where disabled and disabled_here`)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	out := make(map[string]bool, len(names))
+	for _, n := range names {
+		out[n] = true
+	}
+	return out, err
 }
 
 // ErrBadCredentials is a failed sign-in; it never says which part was wrong.

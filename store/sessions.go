@@ -60,7 +60,8 @@ func (s *Store) UserBySession(ctx context.Context, secret string) (*User, int64,
 		expires   time.Time
 	)
 	rows, _ := s.pool.Query(ctx, `
-		select s.id as session_id, s.last_seen_at < now() - interval '1 minute' as stale, s.expires_at, case when i.refused_at is null then i.check_due_at end as check_due_at,
+		select s.id as session_id, s.last_seen_at < now() - interval '1 minute' as stale, s.expires_at,
+		       case when i.refused_at is null then i.check_due_at end as check_due_at,
 		       u.id, u.name, u.password_hash, u.is_admin, u.disabled, u.created_at, u.updated_at, u.time_zone
 		from sessions s join users u on u.id = s.user_id left join user_identities i on i.user_id = u.id
 		where s.secret_hash = $1 and s.expires_at > now() and not u.disabled`, sum[:])

@@ -196,6 +196,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			TrustedProxies: cfg.TrustedProxies,
 			PublicOrigin:   cfg.PublicOrigin,
 			SSO:            signOn(cfg.SSO, publicURL),
+			SignOnRecheck:  cfg.SSO.Recheck,
 
 			PasswordSignInOff: cfg.PasswordSignInOff,
 		},
@@ -320,5 +321,6 @@ func signOn(c SSOConfig, publicURL string) *sso.Client {
 	}
 	return sso.New(sso.Config{Issuer: c.Issuer, ClientID: c.ClientID, ClientSecret: c.ClientSecret, Name: c.Name,
 		RedirectURL: publicURL + "/auth/oidc/callback", PostLogoutURL: publicURL + "/login",
-		GroupsClaim: c.GroupsClaim, AdminGroups: c.AdminGroups})
+		GroupsClaim: c.GroupsClaim, AdminGroups: c.AdminGroups, AllowedDomains: c.AllowedDomains,
+		AllowedGroups: c.AllowedGroups, TeamGroups: c.TeamGroups, Timeout: c.Timeout})
 }

@@ -73,6 +73,9 @@ func (h *Handler) metricsEndpoint(next echo.HandlerFunc) echo.HandlerFunc {
 func (h *Handler) mayScrape(c echo.Context) (bool, error) {
 	if token, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer "); ok {
 		u, err := h.store.UserByToken(c.Request().Context(), strings.TrimSpace(token))
+		if err == nil {
+			u, err = h.checkSignOn(c, u)
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
 		}

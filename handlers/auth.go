@@ -51,7 +51,10 @@ type AuthOptions struct {
 	// proxy changes the Host header.
 	PublicOrigin string
 	// SSO signs people in through an OpenID Connect provider; nil for none.
-	SSO *sso.Client
+	// SignOnRecheck is how often at most a signed-on account in use is
+	// checked again there (OIDC_RECHECK).
+	SSO           *sso.Client
+	SignOnRecheck time.Duration
 	// PasswordSignInOff removes the password form and refuses password
 	// sign-in (PASSWORD_SIGN_IN=off).
 	PasswordSignInOff bool
@@ -138,6 +141,12 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 					return echo.NewHTTPError(http.StatusUnauthorized, "Use Authorization: Bearer TOKEN.")
 				}
 				u, err := h.store.UserByToken(ctx, strings.TrimSpace(token))
+				if err == nil {
+					u, err = h.checkSignOn(c, u)
+				}
+				if errors.Is(err, store.ErrSignOnAgain) {
+					return echo.NewHTTPError(http.StatusUnauthorized, store.ErrSignOnAgain.Message)
+				}
 				if errors.Is(err, store.ErrNotFound) {
 					return echo.NewHTTPError(http.StatusUnauthorized, "The API token is not valid, or was revoked.")
 				}
@@ -163,6 +172,9 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			// One query: the session's row joined to its user. A session
 			// ended anywhere, or a disabled user, finds nothing.
 			u, sessionID, err := h.store.UserBySession(ctx, secret)
+			if err == nil {
+				u, err = h.checkSignOn(c, u)
+			}
 			if err == nil {
 				setUser(c, u)
 				c.Set("sessionID", sessionID)

@@ -35,6 +35,12 @@ func (h *Handler) signOnBegin(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, authURL)
 }
 
+// signOnNotAllowed tells someone the provider knows, but who is outside
+// OIDC_ALLOWED_DOMAINS or OIDC_ALLOWED_GROUPS, why nobody was signed in.
+func signOnNotAllowed(provider string) string {
+	return "Your account at " + provider + " is not allowed here."
+}
+
 const (
 	signOnUnreachable = "The single sign-on provider cannot be reached just now. " + tryAgain
 	signOnRefused     = "This sign-in could not be completed, so nobody was signed in. Start again from the sign-in page."
@@ -68,13 +74,19 @@ func (h *Handler) signOnCallback(c echo.Context) error {
 		h.log.WarnContext(ctx, "single sign-on: the provider cannot be reached", "err", err)
 		return refuse(http.StatusBadGateway, signOnUnreachable)
 	}
+	if errors.Is(err, sso.ErrNotAllowed) {
+		h.log.InfoContext(ctx, "single sign-on: not allowed here", "subject", id.Subject, "email", id.Email, "addr", c.RealIP())
+		h.auditAs(c, "", "sign_in.failed", "", map[string]any{"via": "single sign-on", "reason": err.Error(),
+			"subject": id.Subject, "email": id.Email})
+		return refuse(http.StatusForbidden, signOnNotAllowed(h.auth.SSO.Provider()))
+	}
 	if err != nil {
 		h.log.InfoContext(ctx, "single sign-on refused", "err", err, "addr", c.RealIP())
 		h.auditAs(c, "", "sign_in.failed", "", map[string]any{"via": "single sign-on", "reason": err.Error()})
 		return refuse(http.StatusBadRequest, signOnRefused)
 	}
 	u, err := h.store.SignOnUser(ctx, store.SignOn{Issuer: id.Issuer, Subject: id.Subject, Name: id.Name,
-		Email: id.Email, Groups: id.Groups, Admin: id.Admin})
+		Email: id.Email, Groups: id.Teams, Admin: id.Admin, Grant: id.Grant.Encode(), Recheck: h.signOnRecheck()})
 	if errors.Is(err, store.ErrAccountDisabled) {
 		return refuse(http.StatusForbidden, store.ErrAccountDisabled.Message)
 	}

@@ -2,7 +2,7 @@
 // authorization code flow with PKCE, state and nonce, the ID token checked
 // by go-oidc (signature, issuer, audience, expiry), and what the provider
 // says of the person (their name, e-mail and groups) read from the token
-// and the userinfo endpoint.
+// and the userinfo endpoint, at sign-in and again later (check.go).
 package sso
 
 import (
@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,8 +30,19 @@ const DefaultName = "single sign-on"
 // OIDC_GROUPS_CLAIM.
 const DefaultGroupsClaim = "groups"
 
+// DefaultTimeout bounds each request to the provider without OIDC_TIMEOUT.
+const DefaultTimeout = 15 * time.Second
+
+// DefaultRecheck is how often, at most, a signed-on account is checked
+// again at the provider without OIDC_RECHECK.
+const DefaultRecheck = 5 * time.Minute
+
 // PendingTTL bounds how long a sign-in may take at the provider.
 const PendingTTL = 10 * time.Minute
+
+// failureMemory is how long a provider that could not be reached is not
+// asked again: sign-ins meanwhile are told at once.
+const failureMemory = 30 * time.Second
 
 // Config is a provider and this app's client at it.
 type Config struct {
@@ -48,7 +58,17 @@ type Config struct {
 	GroupsClaim   string
 	// AdminGroups make the people in them admins.
 	AdminGroups []string
-	// HTTP reaches the provider; nil for a client with a 15 s timeout.
+	// AllowedDomains and AllowedGroups, when set, are who may sign in: a
+	// verified e-mail (or Google's hd claim) of one of the domains, and a
+	// member of one of the groups.
+	AllowedDomains []string
+	AllowedGroups  []string
+	// TeamGroups are the groups that make people members of the teams
+	// named like them; empty, every group does.
+	TeamGroups []string
+	// Timeout bounds each request to the provider; zero for DefaultTimeout.
+	Timeout time.Duration
+	// HTTP reaches the provider; nil for a client with Timeout.
 	HTTP *http.Client
 }
 
@@ -59,10 +79,19 @@ type Client struct {
 	cfg  Config
 	http *http.Client
 
-	mu         sync.Mutex
+	mu       sync.Mutex
+	meta     *metadata
+	fetching chan struct{} // closed when the discovery under way ends
+	failed   time.Time     // when the provider last could not be reached
+	failure  error
+}
+
+// metadata is what discovery learnt of the provider.
+type metadata struct {
 	provider   *oidc.Provider
 	endSession string
 	groupsOK   bool // the provider lists the groups scope
+	offlineOK  bool // and offline_access
 }
 
 // New returns a Client for cfg.
@@ -73,9 +102,12 @@ func New(cfg Config) *Client {
 	if cfg.GroupsClaim == "" {
 		cfg.GroupsClaim = DefaultGroupsClaim
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
 	hc := cfg.HTTP
 	if hc == nil {
-		hc = &http.Client{Timeout: 15 * time.Second}
+		hc = &http.Client{Timeout: cfg.Timeout}
 	}
 	return &Client{cfg: cfg, http: hc}
 }
@@ -86,6 +118,18 @@ func (c *Client) Name() string { return c.cfg.Name }
 // Issuer is the provider's issuer URL.
 func (c *Client) Issuer() string { return c.cfg.Issuer }
 
+// Provider is what people are told the provider is: OIDC_NAME, else the
+// issuer's host.
+func (c *Client) Provider() string {
+	if c.cfg.Name != DefaultName {
+		return c.cfg.Name
+	}
+	if u, err := url.Parse(c.cfg.Issuer); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return c.cfg.Name
+}
+
 // ErrProvider says the provider could not be reached or misbehaved.
 var ErrProvider = errors.New("the sign-on provider could not be reached")
 
@@ -93,16 +137,62 @@ var ErrProvider = errors.New("the sign-on provider could not be reached")
 // late, or refused by the provider.
 var ErrRefused = errors.New("this sign-in could not be completed; start again")
 
-func (c *Client) discover(ctx context.Context) (*oidc.Provider, error) {
+// ErrNotAllowed is a person the provider vouches for who is outside
+// AllowedDomains or AllowedGroups.
+var ErrNotAllowed = errors.New("this account at the provider is not allowed here")
+
+// discover returns the provider's metadata. Every request that needs it
+// while it is fetched waits for that one fetch, up to its own deadline;
+// a failure is remembered for failureMemory, so a provider that is down
+// costs one timeout, not one per sign-in.
+func (c *Client) discover(ctx context.Context) (*metadata, error) {
+	c.mu.Lock()
+	if c.meta != nil {
+		defer c.mu.Unlock()
+		return c.meta, nil
+	}
+	if err := c.downLocked(); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	wait := c.fetching
+	if wait == nil {
+		wait = make(chan struct{})
+		c.fetching = wait
+		// The key set fetches keys later with this context: it must
+		// outlive the request that started it.
+		go c.fetch(context.WithoutCancel(ctx), wait)
+	}
+	c.mu.Unlock()
+	select {
+	case <-wait:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %v", ErrProvider, ctx.Err())
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.provider != nil {
-		return c.provider, nil
+	if c.meta != nil {
+		return c.meta, nil
 	}
-	// The key set fetches keys later with this context: it must outlive
-	// the request.
-	pctx := oidc.ClientContext(context.WithoutCancel(ctx), c.http)
-	p, err := oidc.NewProvider(pctx, c.cfg.Issuer)
+	return nil, c.failure
+}
+
+// fetch reads the provider's metadata, for discover.
+func (c *Client) fetch(ctx context.Context, done chan struct{}) {
+	m, err := c.fetchMeta(oidc.ClientContext(ctx, c.http))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.failedLocked(err)
+	} else {
+		c.meta = m
+	}
+	c.fetching = nil
+	close(done)
+}
+
+func (c *Client) fetchMeta(ctx context.Context) (*metadata, error) {
+	p, err := oidc.NewProvider(ctx, c.cfg.Issuer)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrProvider, err)
 	}
@@ -113,19 +203,35 @@ func (c *Client) discover(ctx context.Context) (*oidc.Provider, error) {
 	if err := p.Claims(&meta); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrProvider, err)
 	}
-	c.provider, c.endSession = p, meta.EndSession
-	c.groupsOK = slices.Contains(meta.Scopes, "groups")
-	return p, nil
+	return &metadata{provider: p, endSession: meta.EndSession, groupsOK: slices.Contains(meta.Scopes, "groups"),
+		offlineOK: slices.Contains(meta.Scopes, oidc.ScopeOfflineAccess)}, nil
 }
 
-func (c *Client) oauth(p *oidc.Provider) *oauth2.Config {
+// downLocked is the remembered failure to reach the provider, if recent.
+func (c *Client) downLocked() error {
+	if c.failure != nil && time.Since(c.failed) < failureMemory {
+		return c.failure
+	}
+	return nil
+}
+
+// failedLocked remembers that the provider could not be reached.
+func (c *Client) failedLocked(err error) {
+	c.failed, c.failure = time.Now(), err
+}
+
+func (c *Client) oauth(m *metadata) *oauth2.Config {
 	scopes := []string{oidc.ScopeOpenID, "profile", "email"}
-	if c.groupsOK {
+	if m.groupsOK {
 		// Some providers (Dex) send groups only when asked; others send
 		// them as configured and may refuse a scope they do not know.
 		scopes = append(scopes, "groups")
 	}
-	return &oauth2.Config{ClientID: c.cfg.ClientID, ClientSecret: c.cfg.ClientSecret, Endpoint: p.Endpoint(),
+	if m.offlineOK {
+		// A refresh token lets Rounds ask again who the person is (check.go).
+		scopes = append(scopes, oidc.ScopeOfflineAccess)
+	}
+	return &oauth2.Config{ClientID: c.cfg.ClientID, ClientSecret: c.cfg.ClientSecret, Endpoint: m.provider.Endpoint(),
 		RedirectURL: c.cfg.RedirectURL, Scopes: scopes}
 }
 
@@ -157,13 +263,17 @@ func DecodePending(s string) (Pending, bool) {
 // Begin starts a sign-in: the provider's URL to send the browser to, and
 // what the browser must keep until it comes back.
 func (c *Client) Begin(ctx context.Context, next string) (string, Pending, error) {
-	p, err := c.discover(ctx)
+	m, err := c.discover(ctx)
 	if err != nil {
 		return "", Pending{}, err
 	}
 	pend := Pending{State: random(), Nonce: random(), Verifier: oauth2.GenerateVerifier(), Next: next, At: time.Now()}
-	u := c.oauth(p).AuthCodeURL(pend.State, oidc.Nonce(pend.Nonce), oauth2.S256ChallengeOption(pend.Verifier))
-	return u, pend, nil
+	opts := []oauth2.AuthCodeOption{oidc.Nonce(pend.Nonce), oauth2.S256ChallengeOption(pend.Verifier)}
+	if !m.offlineOK {
+		// Google's way of asking for a refresh token; others ignore it.
+		opts = append(opts, oauth2.AccessTypeOffline)
+	}
+	return c.oauth(m).AuthCodeURL(pend.State, opts...), pend, nil
 }
 
 // Identity is who the provider says signed in.
@@ -172,14 +282,21 @@ type Identity struct {
 	Name            string // preferred_username, else the e-mail's local part
 	Email           string
 	Groups          []string
-	Admin           bool
+	// Teams are the groups that make the person a member of the teams
+	// named like them (TeamGroups).
+	Teams []string
+	Admin bool
 	// IDToken is the raw token, the hint for the provider's sign-out.
 	IDToken string
+	// Grant lets Rounds ask the provider again later (Recheck).
+	Grant Grant
 }
 
 // Finish completes a sign-in from the provider's callback: the state must
 // be the one this browser keeps, the code is exchanged with the PKCE
 // verifier, and the ID token must be valid and carry this browser's nonce.
+// A person outside AllowedDomains or AllowedGroups is ErrNotAllowed, with
+// their identity for the log.
 func (c *Client) Finish(ctx context.Context, pend Pending, query url.Values) (*Identity, error) {
 	if pend.State == "" || subtle.ConstantTimeCompare([]byte(query.Get("state")), []byte(pend.State)) != 1 ||
 		time.Since(pend.At) > PendingTTL {
@@ -188,13 +305,12 @@ func (c *Client) Finish(ctx context.Context, pend Pending, query url.Values) (*I
 	if e := query.Get("error"); e != "" {
 		return nil, fmt.Errorf("%w: the provider said %q", ErrRefused, e)
 	}
-	p, err := c.discover(ctx)
+	m, err := c.discover(ctx)
 	if err != nil {
 		return nil, err
 	}
 	hctx := oidc.ClientContext(ctx, c.http)
-	oc := c.oauth(p)
-	tok, err := oc.Exchange(hctx, query.Get("code"), oauth2.VerifierOption(pend.Verifier))
+	tok, err := c.oauth(m).Exchange(hctx, query.Get("code"), oauth2.VerifierOption(pend.Verifier))
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
@@ -206,7 +322,7 @@ func (c *Client) Finish(ctx context.Context, pend Pending, query url.Values) (*I
 	if raw == "" {
 		return nil, fmt.Errorf("%w: the provider sent no ID token", ErrRefused)
 	}
-	idt, err := p.Verifier(&oidc.Config{ClientID: c.cfg.ClientID}).Verify(hctx, raw)
+	idt, err := m.provider.Verifier(&oidc.Config{ClientID: c.cfg.ClientID}).Verify(hctx, raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
@@ -217,44 +333,27 @@ func (c *Client) Finish(ctx context.Context, pend Pending, query url.Values) (*I
 	if err := idt.Claims(&claims); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
-	if p.UserInfoEndpoint() != "" {
-		// Many providers put the profile and groups in userinfo only.
-		ui, err := p.UserInfo(hctx, oauth2.StaticTokenSource(tok))
-		if err != nil {
-			return nil, fmt.Errorf("%w: userinfo: %v", ErrProvider, err)
-		}
-		if ui.Subject != idt.Subject {
-			return nil, fmt.Errorf("%w: userinfo is of someone else", ErrRefused)
-		}
-		more := map[string]any{}
-		if err := ui.Claims(&more); err == nil {
-			for k, v := range more {
-				if _, ok := claims[k]; !ok {
-					claims[k] = v
-				}
-			}
-		}
+	if err := c.addUserInfo(hctx, m, tok, idt.Subject, claims); errors.Is(err, errUnknown) {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+	} else if err != nil {
+		return nil, err
 	}
-	id := &Identity{Issuer: idt.Issuer, Subject: idt.Subject, IDToken: raw}
-	id.Email, _ = claims["email"].(string)
-	id.Name, _ = claims["preferred_username"].(string)
-	if id.Name == "" {
-		id.Name, _, _ = strings.Cut(id.Email, "@")
+	id := c.identity(idt.Issuer, idt.Subject, claims)
+	id.IDToken, id.Grant = raw, grantOf(tok)
+	if !c.allowed(claims, id.Groups) {
+		return id, ErrNotAllowed
 	}
-	id.Groups = stringsOf(claims[c.cfg.GroupsClaim])
-	id.Admin = slices.ContainsFunc(id.Groups, func(g string) bool {
-		return slices.ContainsFunc(c.cfg.AdminGroups, func(a string) bool { return strings.EqualFold(a, g) })
-	})
 	return id, nil
 }
 
 // EndSessionURL is where sign-out sends the browser so that the provider
 // signs the person out too; "" when the provider has no such endpoint.
 func (c *Client) EndSessionURL(ctx context.Context, idToken string) string {
-	if _, err := c.discover(ctx); err != nil || c.endSession == "" {
+	m, err := c.discover(ctx)
+	if err != nil || m.endSession == "" {
 		return ""
 	}
-	u, err := url.Parse(c.endSession)
+	u, err := url.Parse(m.endSession)
 	if err != nil {
 		return ""
 	}
@@ -268,23 +367,6 @@ func (c *Client) EndSessionURL(ctx context.Context, idToken string) string {
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
-}
-
-// stringsOf reads a claim that is a list of strings, or one string.
-func stringsOf(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, e := range v {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 func random() string {

@@ -3,14 +3,13 @@ package sso_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/sso/ssotest"
@@ -34,21 +33,7 @@ func signInAt(t *testing.T, authURL string, who ssotest.Person) url.Values {
 		}
 		return nil
 	}}
-	resp, err := hc.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m := regexp.MustCompile(`name="id" value="([^"]+)"`).FindSubmatch(page)
-	if m == nil {
-		t.Fatalf("no login form at the provider:\n%s", page)
-	}
-	form := url.Values{"id": {string(m[1])}, "username": {who.Username}, "password": {who.Password}}
-	resp, err = hc.PostForm(resp.Request.URL.ResolveReference(&url.URL{Path: "/login/username"}).String(), form)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := ssotest.LogIn(t, hc, authURL, who)
 	resp.Body.Close()
 	if callback == nil {
 		t.Fatalf("the provider did not send the browser back (status %d)", resp.StatusCode)
@@ -76,6 +61,9 @@ func TestFinish(t *testing.T) {
 		if q := u.Query(); q.Get("code_challenge_method") != "S256" || q.Get("nonce") == "" || q.Get("state") != pend.State {
 			t.Errorf("authorization URL %s lacks PKCE, nonce or state", authURL)
 		}
+		if !strings.Contains(u.Query().Get("scope"), "offline_access") {
+			t.Errorf("authorization URL %s does not ask for a refresh token, which the provider offers", authURL)
+		}
 		id, err := c.Finish(ctx, pend, signInAt(t, authURL, ada))
 		if err != nil {
 			t.Fatal(err)
@@ -85,6 +73,9 @@ func TestFinish(t *testing.T) {
 		}
 		if !slices.Equal(id.Groups, ada.Groups) || !id.Admin {
 			t.Errorf("groups = %v, admin = %v; want %v and admin (OIDC_ADMIN_GROUPS matches without case)", id.Groups, id.Admin, ada.Groups)
+		}
+		if id.Grant.RefreshToken == "" {
+			t.Error("no refresh token kept to check the person again")
 		}
 		if end := c.EndSessionURL(ctx, id.IDToken); !strings.Contains(end, "id_token_hint=") || !strings.HasPrefix(end, p.Issuer) {
 			t.Errorf("end-session URL = %q", end)
@@ -134,10 +125,168 @@ func TestFinish(t *testing.T) {
 	})
 }
 
+// TestRecheck asks the provider again about a person signed in, as
+// Rounds does every OIDC_RECHECK: groups changed at the provider show, a
+// person deleted there is gone, and so is one with nothing left to ask
+// with.
+func TestRecheck(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bob := ssotest.Person{ID: "sub-bob", Username: "bob", Password: "bob's password", Email: "bob@example.com",
+		Groups: []string{"rounds-admins"}}
+	p := ssotest.Start(t, redirect, "http://127.0.0.1:1/login", ada, bob)
+	c := newClient(p)
+	signIn := func(who ssotest.Person) *sso.Identity {
+		t.Helper()
+		authURL, pend, _ := c.Begin(ctx, "/")
+		id, err := c.Finish(ctx, pend, signInAt(t, authURL, who))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+
+	t.Run("OK", func(t *testing.T) {
+		id := signIn(ada)
+		p.SetGroups("sub-ada", "Approvers")
+		defer p.SetGroups("sub-ada", ada.Groups...)
+		again, err := c.Recheck(ctx, id.Issuer, id.Subject, id.Grant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Admin || !slices.Equal(again.Groups, []string{"Approvers"}) || again.Email != ada.Email {
+			t.Errorf("after the change: %+v; want groups [Approvers], not admin", again)
+		}
+		if again.Grant.RefreshToken == "" || again.Grant.RefreshToken == id.Grant.RefreshToken {
+			t.Error("the rotated refresh token is not the one to keep")
+		}
+		if _, err := c.Recheck(ctx, id.Issuer, id.Subject, id.Grant); !errors.Is(err, sso.ErrGone) {
+			t.Errorf("the used refresh token again: err = %v, want ErrGone", err)
+		}
+	})
+
+	t.Run("ErrDeleted", func(t *testing.T) {
+		id := signIn(bob)
+		p.Delete("sub-bob")
+		if _, err := c.Recheck(ctx, id.Issuer, id.Subject, id.Grant); !errors.Is(err, sso.ErrGone) {
+			t.Errorf("err = %v, want ErrGone for a person the provider deleted", err)
+		}
+		// Without a refresh token, the access token asks userinfo.
+		if _, err := c.Recheck(ctx, id.Issuer, id.Subject, sso.Grant{AccessToken: id.Grant.AccessToken}); !errors.Is(err, sso.ErrGone) {
+			t.Errorf("userinfo: err = %v, want ErrGone for a person the provider deleted", err)
+		}
+	})
+
+	t.Run("ErrNothingToAskWith", func(t *testing.T) {
+		id := signIn(ada)
+		for name, g := range map[string]sso.Grant{"none": {},
+			"expired": {AccessToken: id.Grant.AccessToken, Expiry: time.Now().Add(-time.Minute)}} {
+			if _, err := c.Recheck(ctx, id.Issuer, id.Subject, g); !errors.Is(err, sso.ErrGone) {
+				t.Errorf("%s: err = %v, want ErrGone", name, err)
+			}
+		}
+		if _, err := c.Recheck(ctx, "https://other.example", id.Subject, id.Grant); !errors.Is(err, sso.ErrGone) {
+			t.Errorf("another issuer: err = %v, want ErrGone", err)
+		}
+	})
+
+	t.Run("ErrLeftAllowedGroups", func(t *testing.T) {
+		strict := sso.New(sso.Config{Issuer: p.Issuer, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
+			RedirectURL: redirect, AllowedGroups: []string{"approvers"}})
+		authURL, pend, _ := strict.Begin(ctx, "/")
+		id, err := strict.Finish(ctx, pend, signInAt(t, authURL, ada))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.SetGroups("sub-ada", "rounds-admins")
+		defer p.SetGroups("sub-ada", ada.Groups...)
+		if _, err := strict.Recheck(ctx, id.Issuer, id.Subject, id.Grant); !errors.Is(err, sso.ErrNotAllowed) {
+			t.Errorf("err = %v, want ErrNotAllowed once out of OIDC_ALLOWED_GROUPS", err)
+		}
+	})
+}
+
+// TestAllowed keeps out those OIDC_ALLOWED_DOMAINS and OIDC_ALLOWED_GROUPS
+// do not name, as a provider anyone can have an account at (Google,
+// GitLab.com, a multi-tenant Entra app) needs; OIDC_TEAM_GROUPS names the
+// groups that are teams.
+func TestAllowed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	people := []ssotest.Person{
+		ada,
+		{ID: "sub-mal", Username: "mal", Password: "mal's password", Email: "mal@example.com", Unverified: true},
+		{ID: "sub-gil", Username: "gil", Password: "gil's password", Email: "gil@gmail.com",
+			Claims: map[string]any{"hd": "Example.com"}},
+		{ID: "sub-eve", Username: "eve", Password: "eve's password", Email: "eve@elsewhere.example", Groups: []string{"approvers"}},
+	}
+	p := ssotest.Start(t, redirect, "http://127.0.0.1:1/login", people...)
+	for _, tc := range []struct {
+		name    string
+		cfg     sso.Config
+		allowed []bool // of people, in order
+	}{
+		{"Everyone", sso.Config{}, []bool{true, true, true, true}},
+		{"Domains", sso.Config{AllowedDomains: []string{"example.com"}}, []bool{true, false, true, false}},
+		{"Groups", sso.Config{AllowedGroups: []string{"APPROVERS"}}, []bool{true, false, false, true}},
+		{"Both", sso.Config{AllowedDomains: []string{"example.com"}, AllowedGroups: []string{"approvers"}}, []bool{true, false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Issuer, cfg.ClientID, cfg.ClientSecret, cfg.RedirectURL = p.Issuer, p.ClientID, p.ClientSecret, redirect
+			c := sso.New(cfg)
+			for i, who := range people {
+				authURL, pend, _ := c.Begin(ctx, "/")
+				_, err := c.Finish(ctx, pend, signInAt(t, authURL, who))
+				if got := err == nil; got != tc.allowed[i] || err != nil && !errors.Is(err, sso.ErrNotAllowed) {
+					t.Errorf("%s: err = %v, want allowed %v", who.Username, err, tc.allowed[i])
+				}
+			}
+		})
+	}
+
+	t.Run("TeamGroups", func(t *testing.T) {
+		c := sso.New(sso.Config{Issuer: p.Issuer, ClientID: p.ClientID, ClientSecret: p.ClientSecret, RedirectURL: redirect,
+			TeamGroups: []string{"approvers"}})
+		authURL, pend, _ := c.Begin(ctx, "/")
+		id, err := c.Finish(ctx, pend, signInAt(t, authURL, ada))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(id.Teams, []string{"Approvers"}) || !slices.Equal(id.Groups, ada.Groups) {
+			t.Errorf("teams = %v of groups %v; want only Approvers", id.Teams, id.Groups)
+		}
+	})
+
+	if got := sso.New(sso.Config{Issuer: p.Issuer}).Provider(); got != "127.0.0.1" {
+		t.Errorf("the provider is called %q, want its issuer's host", got)
+	}
+}
+
+// TestProviderDown: a provider that takes connections and never answers
+// costs the sign-ins that wait for it one timeout together, not one each
+// after the other; the ones that come after are told at once.
 func TestProviderDown(t *testing.T) {
 	t.Parallel()
-	c := sso.New(sso.Config{Issuer: "http://127.0.0.1:1", ClientID: "x", RedirectURL: redirect})
-	if _, _, err := c.Begin(context.Background(), "/"); !errors.Is(err, sso.ErrProvider) {
-		t.Errorf("err = %v, want ErrProvider", err)
+	const timeout = time.Second
+	c := sso.New(sso.Config{Issuer: ssotest.Blackhole(t), ClientID: "x", RedirectURL: redirect, Timeout: timeout})
+	start := time.Now()
+	took := make(chan time.Duration, 4)
+	for range 4 {
+		go func() {
+			if _, _, err := c.Begin(context.Background(), "/"); !errors.Is(err, sso.ErrProvider) {
+				t.Errorf("err = %v, want ErrProvider", err)
+			}
+			took <- time.Since(start)
+		}()
+	}
+	for range 4 {
+		if d := <-took; d > timeout*3/2 {
+			t.Errorf("a sign-in was told after %s; want about %s, as the others", d, timeout)
+		}
+	}
+	again := time.Now()
+	if _, _, err := c.Begin(context.Background(), "/"); !errors.Is(err, sso.ErrProvider) || time.Since(again) > timeout/2 {
+		t.Errorf("the next sign-in: err = %v after %s; want ErrProvider at once", err, time.Since(again))
 	}
 }

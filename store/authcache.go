@@ -184,6 +184,29 @@ func (c *authCache) session(sum [32]byte) (*User, int64, bool) {
 	return &u, e.id, true
 }
 
+// checkDue sets when a user's next check at their provider is due in
+// every entry of theirs, so that a check taken on, here or elsewhere, is
+// not asked for again by each request until the entries expire.
+func (c *authCache) checkDue(userID int64, due time.Time) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.sessions {
+		if e.user.ID == userID {
+			e.user.SignOnCheckDue = &due
+			c.sessions[k] = e
+		}
+	}
+	for k, e := range c.tokens {
+		if e.user.ID == userID {
+			e.user.SignOnCheckDue = &due
+			c.tokens[k] = e
+		}
+	}
+}
+
 func (c *authCache) putSession(gen uint64, sum [32]byte, u *User, id int64, expires time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -61,12 +61,14 @@ func (s *Store) UserBySession(ctx context.Context, secret string) (*User, int64,
 	)
 	rows, _ := s.pool.Query(ctx, `
 		select s.id as session_id, s.last_seen_at < now() - interval '1 minute' as stale, s.expires_at,
+		       case when i.refused_at is null then i.check_due_at end as check_due_at,
 		       u.id, u.name, u.password_hash, u.is_admin, u.disabled, u.created_at, u.updated_at, u.time_zone
-		from sessions s join users u on u.id = s.user_id
+		from sessions s join users u on u.id = s.user_id left join user_identities i on i.user_id = u.id
 		where s.secret_hash = $1 and s.expires_at > now() and not u.disabled`, sum[:])
 	u, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (*User, error) {
 		var u User
-		err := row.Scan(&sessionID, &stale, &expires, &u.ID, &u.Name, &u.PasswordHash, &u.IsAdmin, &u.Disabled, &u.CreatedAt, &u.UpdatedAt, &u.TimeZone)
+		err := row.Scan(&sessionID, &stale, &expires, &u.SignOnCheckDue,
+			&u.ID, &u.Name, &u.PasswordHash, &u.IsAdmin, &u.Disabled, &u.CreatedAt, &u.UpdatedAt, &u.TimeZone)
 		return &u, err
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -17,10 +18,15 @@ type SignOn struct {
 	// name gets a number.
 	Name  string
 	Email string
-	// Groups are the person's groups: they join the teams named like them.
+	// Groups are those of the person's groups that map to teams: they join
+	// the teams named like them.
 	Groups []string
 	// Admin is whether the groups make them an admin.
 	Admin bool
+	// Grant is what lets Rounds ask the provider again (a refresh token),
+	// kept encrypted; Recheck is how soon it asks (OIDC_RECHECK).
+	Grant   string
+	Recheck time.Duration
 }
 
 // ErrAccountDisabled refuses a sign-on into a disabled account.
@@ -29,49 +35,38 @@ var ErrAccountDisabled = &Error{Kind: ErrInvalid, Message: "This account is disa
 // SignOnUser finds the account of an identity by its issuer and subject,
 // making it on the first sign-in, and brings it in step with what the
 // provider said: its e-mail, its admin rights, and the teams its groups
-// name. Teams an admin added the person to by hand stay.
+// name. Teams an admin added the person to by hand stay. The grant is
+// kept for the checks to come (SignOnCheck), the first one so.Recheck
+// from now, and tokens stopped by a refused check work again.
 func (s *Store) SignOnUser(ctx context.Context, so SignOn) (*User, error) {
-	email, err := CheckEmail(so.Email)
+	grant, err := s.sealGrant(so.Issuer, so.Subject, so.Grant)
 	if err != nil {
-		email = "" // an address the provider has that we cannot mail is left out
+		return nil, err
 	}
 	var u *User
 	var adminChanged bool
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var id int64
-		err := tx.QueryRow(ctx, `update user_identities set last_sign_in_at = now()
-			where issuer = $1 and subject = $2 returning user_id`, so.Issuer, so.Subject).Scan(&id)
+		err := tx.QueryRow(ctx, `select user_id from user_identities where issuer = $1 and subject = $2`,
+			so.Issuer, so.Subject).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			id, err = linkProvisionedTx(ctx, tx, so)
 		}
 		if errors.Is(err, pgx.ErrNoRows) {
-			id, err = createSignOnUserTx(ctx, tx, so, email)
+			id, err = createSignOnUserTx(ctx, tx, so, signOnEmail(so))
 		}
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `select is_admin <> $2 from users where id = $1 for update`, id, so.Admin).Scan(&adminChanged); err != nil {
+		if _, err := tx.Exec(ctx, `update user_identities set last_sign_in_at = clock_timestamp(), grant_enc = $2,
+				check_due_at = now() + make_interval(secs => $3), checked_at = now(), refused_at = null
+			where user_id = $1`, id, grant, so.Recheck.Seconds()); err != nil {
 			return err
 		}
-		rows, _ := tx.Query(ctx, `update users set is_admin = $2,
-				email = case when $3 <> '' then $3 else email end, updated_at = now()
-			where id = $1 returning `+userColumns, id, so.Admin, email)
-		if u, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[User]); err != nil {
-			return err
-		}
-		if u.Disabled {
+		u, adminChanged, err = applySignOnTx(ctx, tx, id, so)
+		if err == nil && u.Disabled {
 			return ErrAccountDisabled
 		}
-		groups := make([]string, len(so.Groups))
-		for i, g := range so.Groups {
-			groups[i] = strings.ToLower(g)
-		}
-		if _, err := tx.Exec(ctx, `insert into team_members (team_id, user_id, by_sign_on)
-			select t.id, $1, true from teams t where lower(t.name) = any($2) on conflict do nothing`, id, groups); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `delete from team_members m using teams t
-			where m.team_id = t.id and m.user_id = $1 and m.by_sign_on and not lower(t.name) = any($2)`, id, groups)
 		return err
 	})
 	if err != nil {
@@ -81,6 +76,44 @@ func (s *Store) SignOnUser(ctx context.Context, so SignOn) (*User, error) {
 		s.authChanged(ctx) // every instance's next page shows it
 	}
 	return u, nil
+}
+
+// signOnEmail is the address the provider has for the person, or "" when
+// it is one we cannot mail.
+func signOnEmail(so SignOn) string {
+	email, err := CheckEmail(so.Email)
+	if err != nil {
+		return ""
+	}
+	return email
+}
+
+// applySignOnTx brings an account in step with what its provider says: its
+// e-mail, its admin rights and the teams its groups name. It says whether
+// the admin rights changed, which every instance must hear of.
+func applySignOnTx(ctx context.Context, tx pgx.Tx, id int64, so SignOn) (*User, bool, error) {
+	var adminChanged bool
+	if err := tx.QueryRow(ctx, `select is_admin <> $2 from users where id = $1 for update`, id, so.Admin).Scan(&adminChanged); err != nil {
+		return nil, false, err
+	}
+	rows, _ := tx.Query(ctx, `update users set is_admin = $2,
+			email = case when $3 <> '' then $3 else email end, updated_at = now()
+		where id = $1 returning `+userColumns, id, so.Admin, signOnEmail(so))
+	u, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[User])
+	if err != nil {
+		return nil, false, err
+	}
+	groups := make([]string, len(so.Groups))
+	for i, g := range so.Groups {
+		groups[i] = strings.ToLower(g)
+	}
+	if _, err := tx.Exec(ctx, `insert into team_members (team_id, user_id, by_sign_on)
+		select t.id, $1, true from teams t where lower(t.name) = any($2) on conflict do nothing`, id, groups); err != nil {
+		return nil, false, err
+	}
+	_, err = tx.Exec(ctx, `delete from team_members m using teams t
+		where m.team_id = t.id and m.user_id = $1 and m.by_sign_on and not lower(t.name) = any($2)`, id, groups)
+	return u, adminChanged, err
 }
 
 // linkProvisionedTx finds the account a provider provisioned (SCIM) for

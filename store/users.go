@@ -43,6 +43,10 @@ type User struct {
 	// TimeZone is the zone the person chose to see times in; empty for
 	// their browser's.
 	TimeZone string `db:"time_zone"`
+	// SignOnCheckDue is when the account's provider is to be asked again
+	// about it (ClaimSignOnCheck); nil for an account not made by sign-on.
+	// Only UserBySession and UserByToken read it.
+	SignOnCheckDue *time.Time `db:"-"`
 }
 
 const userColumns = `id, name, password_hash, is_admin, disabled, created_at, updated_at, time_zone`
@@ -302,7 +306,9 @@ func (s *Store) RevokeToken(ctx context.Context, userID, tokenID int64) error {
 	return nil
 }
 
-// UserByToken returns the enabled user an unrevoked token belongs to. The
+// UserByToken returns the enabled user an unrevoked token belongs to;
+// ErrSignOnAgain while a signed-on account's provider no longer vouches
+// for it (SignOnRefused). The
 // token's last use is written at most once a minute, so that API traffic
 // does not cost a commit per request.
 func (s *Store) UserByToken(ctx context.Context, secret string) (*User, error) {
@@ -314,19 +320,25 @@ func (s *Store) UserByToken(ctx context.Context, secret string) (*User, error) {
 	var (
 		tokenID int64
 		stale   bool
+		refused bool
 	)
 	rows, _ := s.pool.Query(ctx, `
 		select t.id as token_id, (t.last_used_at is null or t.last_used_at < now() - interval '1 minute') as stale,
+		       i.refused_at is not null as refused, case when i.refused_at is null then i.check_due_at end as check_due_at,
 		       u.id, u.name, u.password_hash, u.is_admin, u.disabled, u.created_at, u.updated_at, u.time_zone
-		from api_tokens t join users u on u.id = t.user_id
+		from api_tokens t join users u on u.id = t.user_id left join user_identities i on i.user_id = u.id
 		where t.hash = $1 and t.revoked_at is null and not u.disabled`, sum[:])
 	u, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (*User, error) {
 		var u User
-		err := row.Scan(&tokenID, &stale, &u.ID, &u.Name, &u.PasswordHash, &u.IsAdmin, &u.Disabled, &u.CreatedAt, &u.UpdatedAt, &u.TimeZone)
+		err := row.Scan(&tokenID, &stale, &refused, &u.SignOnCheckDue,
+			&u.ID, &u.Name, &u.PasswordHash, &u.IsAdmin, &u.Disabled, &u.CreatedAt, &u.UpdatedAt, &u.TimeZone)
 		return &u, err
 	})
 	if err != nil {
 		return nil, translate(err, "token")
+	}
+	if refused {
+		return nil, ErrSignOnAgain
 	}
 	if stale {
 		if _, err := s.pool.Exec(ctx, `update api_tokens set last_used_at = now() where id = $1`, tokenID); err != nil {

@@ -39,8 +39,13 @@ import (
 func TestMain(m *testing.M) {
 	if flavour := os.Getenv("ROUNDS_TEST_STDIO"); flavour != "" {
 		serve := func() error { return mcptest.ServeStdio(mcptest.Flavour(flavour), os.Stdin, os.Stdout, os.Stderr) }
-		if flavour == askTwiceStdio {
+		switch flavour {
+		case askTwiceStdio:
 			serve = serveAskTwice
+		case snoopStdio:
+			serve = serveSnoop
+		case floodStdio:
+			serve = serveFlood
 		}
 		if err := serve(); err != nil {
 			os.Exit(1)
@@ -65,7 +70,7 @@ func TestMain(m *testing.M) {
 func runInstance() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, err := app.LoadConfig(os.Getenv)
+	cfg, err := app.ConfigFromEnvironment()
 	if err != nil {
 		return err
 	}

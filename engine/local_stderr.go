@@ -93,4 +93,3 @@ func (s *stderrLog) sayDropped() {
 		"server", s.server, "stream", "stderr", "dropped_lines", s.droppedLines, "dropped_bytes", s.droppedBytes)
 	s.droppedLines, s.droppedBytes = 0, 0
 }
-

@@ -265,7 +265,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		cfg.serversSet = true
 		cfg.Servers = append(cfg.Servers, more...)
 	}
-	if cfg.StderrLogLines, cfg.StderrLogPeriod, err = parseStderrLog(or(getenv("LOCAL_STDERR_LOG"), "1000/1m")); err != nil {
+	if cfg.StderrLogLines, cfg.StderrLogPeriod, err = parseStderrLog(getenv("LOCAL_STDERR_LOG")); err != nil {
 		return cfg, err
 	}
 	if cfg.Roots, err = parseRoots(getenv("MCP_ROOTS")); err != nil {
@@ -481,8 +481,12 @@ func parseSSO(getenv func(string) string) (SSOConfig, error) {
 }
 
 // parseStderrLog reads LOCAL_STDERR_LOG: how many lines of a local
-// server's stderr are logged in how long, "1000/1m".
+// server's stderr are logged in how long, "1000/1m"; the engine's
+// defaults when it is empty.
 func parseStderrLog(v string) (int, time.Duration, error) {
+	if v == "" {
+		return engine.DefaultStderrLogLines, engine.DefaultStderrLogPeriod, nil
+	}
 	lines, period, _ := strings.Cut(v, "/")
 	n, err := strconv.Atoi(lines)
 	d, errd := time.ParseDuration(period)

@@ -88,6 +88,7 @@ func TestParseStderrLog(t *testing.T) {
 		err    bool
 	}{
 		{"OK", "1000/1m", 1000, time.Minute, false},
+		{"OKDefault", "", 1000, time.Minute, false},
 		{"OKShort", "20/1s", 20, time.Second, false},
 		{"ErrNoPeriod", "1000", 0, 0, true},
 		{"ErrZero", "0/1m", 0, 0, true},

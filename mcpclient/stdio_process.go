@@ -55,8 +55,9 @@ func (l *Locals) startChild(c Command, stderr func(string)) (*child, mcp.Connect
 	cmd.Env = append([]string{}, c.Env...) // never nil: nil would pass on all of ours
 	cmd.Dir = c.Dir
 	cmd.SysProcAttr = childAttr()
-	// Pipes of our own, not exec's: Wait closes exec's as soon as the
-	// program exits, losing what it wrote last; these are read to the end.
+	// Pipes of our own, not exec's: Wait closes exec's, and it runs as
+	// soon as the program exits (to end its group), which could lose what
+	// the program wrote last; these are read to the end.
 	var ends [6]*os.File // stdin's, stdout's and stderr's read and write ends
 	for i := 0; i < len(ends); i += 2 {
 		r, w, err := os.Pipe()

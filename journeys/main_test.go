@@ -35,7 +35,8 @@ import (
 // TestMain doubles as an instance of the app when run with
 // ROUNDS_TEST_INSTANCE=1, so tests can run an instance as a process of its
 // own and kill it; and as a fake Python server over stdio when run with
-// ROUNDS_TEST_STDIO set to its flavour (stdio_test.go).
+// ROUNDS_TEST_STDIO set to its flavour (stdio_test.go), or as the hostile
+// and the flooding local servers of stdio_local_test.go.
 func TestMain(m *testing.M) {
 	if flavour := os.Getenv("ROUNDS_TEST_STDIO"); flavour != "" {
 		serve := func() error { return mcptest.ServeStdio(mcptest.Flavour(flavour), os.Stdin, os.Stdout, os.Stderr) }

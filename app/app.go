@@ -43,6 +43,11 @@ type App struct {
 // and starts the job engine and the HTTP server.
 func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	began := time.Now()
+	// However the instance was started, the local servers it runs cannot
+	// read its memory or its environment.
+	if err := Protect(); err != nil {
+		return nil, err
+	}
 	log = slog.New(handlers.LogContext(log.Handler())) // request and call ids on every line
 	// River's workers, held requests' reads and the pages share main.
 	dbs, err := openPools(ctx, cfg, 25)
@@ -174,6 +179,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		Auth:                &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(cfg.RequestTimeout), PublicURL: publicURL},
 		Locals:              locals,
+		StderrLogLines:      cfg.StderrLogLines,
+		StderrLogPeriod:     cfg.StderrLogPeriod,
 	}, log)
 	if err != nil {
 		ln.Close()

@@ -31,8 +31,9 @@ const usage = `usage:
   web scim token create NAME            make a provisioning (SCIM) token for an identity provider (printed last)
   web scim token list                   list provisioning tokens: name, made, last used, revoked
   web scim token revoke NAME            revoke a provisioning token: it gets 401 at once, on every instance
-  web server add NAME URL [--header 'Authorization: Bearer …']
+  web server add NAME URL [--header 'Authorization: Bearer …' | --header -]
                                         register an MCP server, with optional credentials
+                                        (-: the header on standard input, out of the process list)
   web healthcheck                       exit 0 if the instance on LISTEN_ADDR is up`
 
 // Command runs a management command (args without the program's name)
@@ -142,9 +143,18 @@ func Command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 		fmt.Fprintf(stdout, "API token for %s (shown once; send it as Authorization: Bearer TOKEN):\n%s\n", u.Name, secret)
 	case "server add":
 		fs := flag.NewFlagSet("server add", flag.ContinueOnError)
-		header := fs.String("header", "", "a header to send, such as 'Authorization: Bearer …'")
+		header := fs.String("header", "", "a header to send, such as 'Authorization: Bearer …'; - reads it from standard input")
 		if err := fs.Parse(reorder(args[2:])); err != nil || fs.NArg() != 2 {
-			return errors.New("usage: web server add NAME URL [--header 'Name: value']")
+			return errors.New("usage: web server add NAME URL [--header 'Name: value' | --header -]")
+		}
+		if *header == "-" {
+			// Any user may read a command line (ps, /proc/<pid>/cmdline):
+			// a credential is better given here.
+			line, err := bufio.NewReader(stdin).ReadString('\n')
+			if err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			*header = strings.TrimRight(line, "\r\n")
 		}
 		list, err := parseServers(fs.Arg(0) + "=" + fs.Arg(1))
 		if err != nil {

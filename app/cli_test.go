@@ -95,6 +95,39 @@ func TestUserCommands(t *testing.T) {
 	}
 }
 
+// TestServerAddHeaderFromStdin: "web server add --header -" takes the
+// credential from standard input, so it is never in the command line.
+func TestServerAddHeaderFromStdin(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDatabase(t)
+	getenv := func(k string) string {
+		if k == "DATABASE_URL" {
+			return db
+		}
+		return ""
+	}
+	args := []string{"server", "add", "issues", "https://mcp.example/mcp", "--header", "-"}
+	if err := Command(context.Background(), args, strings.NewReader("Authorization: Bearer from-stdin\n"), io.Discard, getenv); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, closeDB, err := openStore(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeDB()
+	srv, err := st.ServerByName(context.Background(), "issues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := st.ServerHeader(srv); err != nil || h.Get("Authorization") != "Bearer from-stdin" {
+		t.Errorf("the stored header: %v, %v", h, err)
+	}
+}
+
 // adminPassword is the first admin's password in tests.
 const adminPassword = "correct horse battery staple"
 

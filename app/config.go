@@ -87,6 +87,10 @@ type Config struct {
 	// TaskWaitPoll is how often at most a server's task is polled while
 	// its question waits for a person.
 	TaskWaitPoll time.Duration
+	// StderrLogLines of each local server's stderr are logged every
+	// StderrLogPeriod at most (LOCAL_STDERR_LOG).
+	StderrLogLines  int
+	StderrLogPeriod time.Duration
 }
 
 // ServerConfig is an MCP server named in MCP_SERVERS.
@@ -261,6 +265,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		cfg.serversSet = true
 		cfg.Servers = append(cfg.Servers, more...)
+	}
+	if cfg.StderrLogLines, cfg.StderrLogPeriod, err = parseStderrLog(getenv("LOCAL_STDERR_LOG")); err != nil {
+		return cfg, err
 	}
 	if cfg.Roots, err = parseRoots(getenv("MCP_ROOTS")); err != nil {
 		return cfg, err
@@ -522,4 +529,20 @@ func list(v string) []string {
 		}
 	}
 	return out
+}
+
+// parseStderrLog reads LOCAL_STDERR_LOG: how many lines of a local
+// server's stderr are logged in how long, "1000/1m"; the engine's
+// defaults when it is empty.
+func parseStderrLog(v string) (int, time.Duration, error) {
+	if v == "" {
+		return engine.DefaultStderrLogLines, engine.DefaultStderrLogPeriod, nil
+	}
+	lines, period, _ := strings.Cut(v, "/")
+	n, err := strconv.Atoi(lines)
+	d, errd := time.ParseDuration(period)
+	if err != nil || errd != nil || n < 1 || d <= 0 {
+		return 0, 0, fmt.Errorf("LOCAL_STDERR_LOG: want lines per Go duration, such as 1000/1m, got %q", v)
+	}
+	return n, d, nil
 }

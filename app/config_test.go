@@ -3,6 +3,7 @@ package app
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/mcp-rounds/rounds/store"
 )
@@ -73,6 +74,30 @@ func TestParseRoots(t *testing.T) {
 			}
 			if !tc.err && !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseStderrLog(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		in     string
+		lines  int
+		period time.Duration
+		err    bool
+	}{
+		{"OK", "1000/1m", 1000, time.Minute, false},
+		{"OKDefault", "", 1000, time.Minute, false},
+		{"OKShort", "20/1s", 20, time.Second, false},
+		{"ErrNoPeriod", "1000", 0, 0, true},
+		{"ErrZero", "0/1m", 0, 0, true},
+		{"ErrPeriod", "10/minute", 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lines, period, err := parseStderrLog(tc.in)
+			if (err != nil) != tc.err || lines != tc.lines || period != tc.period {
+				t.Errorf("%q: %d, %s, %v", tc.in, lines, period, err)
 			}
 		})
 	}

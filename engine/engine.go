@@ -99,7 +99,11 @@ type Config struct {
 	RetryWindow  time.Duration
 	RetryBackoff time.Duration
 	// Locals are the local servers (stdio) this instance runs; see local.go.
-	Locals *mcpclient.Locals
+	// At most StderrLogLines lines of each one's stderr are logged every
+	// StderrLogPeriod; default 1000 a minute.
+	Locals          *mcpclient.Locals
+	StderrLogLines  int
+	StderrLogPeriod time.Duration
 	// FetchPollInterval is how often an instance looks for jobs it was not
 	// told of; default River's (1s). Jobs are announced as they are
 	// inserted, so this only matters when an announcement is lost.
@@ -180,6 +184,12 @@ func (c Config) withDefaults() Config {
 	if c.TaskWaitPoll <= 0 {
 		c.TaskWaitPoll = DefaultTaskWaitPoll
 	}
+	if c.StderrLogLines <= 0 {
+		c.StderrLogLines = DefaultStderrLogLines
+	}
+	if c.StderrLogPeriod <= 0 {
+		c.StderrLogPeriod = DefaultStderrLogPeriod
+	}
 	return c
 }
 
@@ -201,8 +211,9 @@ type Engine struct {
 	stopping bool
 
 	// The local servers' long-lived processes (local.go).
-	localStop context.CancelFunc
-	localDone sync.WaitGroup
+	localStop  context.CancelFunc
+	localDone  sync.WaitGroup
+	stderrLogs map[string]*stderrLog
 	// direct sends the requests this instance commits (direct.go).
 	direct *directSends
 }

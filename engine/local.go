@@ -78,8 +78,15 @@ func (e *Engine) startLocals(ctx context.Context) {
 			r.update(func(p *store.LocalProcess) { p.Sessions, p.MaxSessions = running, most })
 		}
 	})
+	logs := map[string]*stderrLog{}
+	for name := range runs {
+		logs[name] = newStderrLog(e.log, name, e.cfg.StderrLogLines, e.cfg.StderrLogPeriod)
+	}
+	e.stderrLogs = logs
 	locals.OnStderr(func(server, line string) {
-		e.log.Info(server+": "+line, "server", server, "stream", "stderr")
+		if l := logs[server]; l != nil {
+			l.line(line)
+		}
 		if r := runs[server]; r != nil {
 			r.update(func(p *store.LocalProcess) {
 				p.Stderr = append(p.Stderr, line)
@@ -109,6 +116,9 @@ func (e *Engine) stopLocals() {
 	if e.localStop != nil {
 		e.localStop()
 		e.localDone.Wait()
+		for _, l := range e.stderrLogs {
+			l.stop()
+		}
 	}
 }
 

@@ -35,12 +35,18 @@ import (
 // TestMain doubles as an instance of the app when run with
 // ROUNDS_TEST_INSTANCE=1, so tests can run an instance as a process of its
 // own and kill it; and as a fake Python server over stdio when run with
-// ROUNDS_TEST_STDIO set to its flavour (stdio_test.go).
+// ROUNDS_TEST_STDIO set to its flavour (stdio_test.go), or as the hostile
+// and the flooding local servers of stdio_local_test.go.
 func TestMain(m *testing.M) {
 	if flavour := os.Getenv("ROUNDS_TEST_STDIO"); flavour != "" {
 		serve := func() error { return mcptest.ServeStdio(mcptest.Flavour(flavour), os.Stdin, os.Stdout, os.Stderr) }
-		if flavour == askTwiceStdio {
+		switch flavour {
+		case askTwiceStdio:
 			serve = serveAskTwice
+		case snoopStdio:
+			serve = serveSnoop
+		case floodStdio:
+			serve = serveFlood
 		}
 		if err := serve(); err != nil {
 			os.Exit(1)
@@ -65,7 +71,7 @@ func TestMain(m *testing.M) {
 func runInstance() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, err := app.LoadConfig(os.Getenv)
+	cfg, err := app.ConfigFromEnvironment()
 	if err != nil {
 		return err
 	}

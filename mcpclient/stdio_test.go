@@ -1,11 +1,13 @@
 package mcpclient_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -234,5 +236,74 @@ func TestStdioNotJSON(t *testing.T) {
 	}
 	if err := p.Err(); !strings.Contains(err.Error(), "it wrote to stdout what is not a JSON-RPC message") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// runningMarked lists the running processes (not zombies: this machine's
+// init may never reap those it inherits) whose environment carries
+// ROUNDS_TEST_MARK=mark.
+func runningMarked(t *testing.T, mark string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), "ROUNDS_TEST_MARK="+mark) {
+			continue
+		}
+		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if state := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))[0]; state != "Z" && state != "X" {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// TestStdioProcessTree: a program that starts a process of its own (as npx
+// or a wrapper script does), which holds its stdout. When the program is
+// killed, its end is seen at once and its child ends too; when it is
+// stopped, its child ends with it.
+func TestStdioProcessTree(t *testing.T) {
+	t.Parallel()
+	mark := t.Name() + strconv.Itoa(os.Getpid())
+	t.Cleanup(func() {
+		for _, pid := range runningMarked(t, mark) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	locals := mcpclient.NewLocals()
+	locals.Add("tree", mcpclient.Command{Path: "/bin/sh", Args: []string{"-c", `sleep 1000 & exec "$0" "$@"`, os.Args[0], "-test.run=^$"},
+		Env: []string{"ROUNDS_TEST_STDIO=" + string(mcptest.FastMCP4), "ROUNDS_TEST_MARK=" + mark}}, 1, true)
+	for _, stop := range []string{"killed", "stopped"} {
+		p, err := locals.Start("tree")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pids []int
+		waitFor(t, func() bool { pids = runningMarked(t, mark); return len(pids) == 2 })
+		if stop == "killed" {
+			if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-p.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("the program's end was not seen while its child held its stdout")
+			}
+			if err := p.Err(); !strings.Contains(err.Error(), "signal: killed") {
+				t.Errorf("err = %v", err)
+			}
+		} else {
+			p.Stop()
+		}
+		waitFor(t, func() bool { return len(runningMarked(t, mark)) == 0 })
 	}
 }

@@ -22,6 +22,12 @@ import (
 var version string
 
 func main() {
+	// Before anything reads a secret: no other process of this user may
+	// read this one's environment or memory (app.Protect).
+	if err := app.Protect(); err != nil {
+		fmt.Fprintln(os.Stderr, "web:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) > 1 {
@@ -46,7 +52,7 @@ func main() {
 
 // run serves until ctx ends, then shuts the instance down.
 func run(ctx context.Context, log *slog.Logger) error {
-	cfg, err := app.LoadConfig(os.Getenv)
+	cfg, err := app.ConfigFromEnvironment()
 	if err != nil {
 		return err
 	}

@@ -144,7 +144,7 @@ func (s *Store) UpdateProvisionedUser(ctx context.Context, id int64, p Provision
 		email = ""
 	}
 	var changed bool
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx *txn) error {
 		var wasActive bool
 		err := tx.QueryRow(ctx, `update scim_users p set user_name = $2, external_id = $3, attributes = $4, updated_at = now()
 			from users u where p.user_id = $1 and u.id = p.user_id
@@ -183,7 +183,7 @@ func (s *Store) UpdateProvisionedUser(ctx context.Context, id int64, p Provision
 // forgets what it said of them. The account stays, disabled, so that the
 // calls and answers that name it keep their meaning.
 func (s *Store) DeleteProvisionedUser(ctx context.Context, id int64, instance string) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		var disabled bool
 		err := tx.QueryRow(ctx, `with p as (delete from scim_users where user_id = $1 returning user_id)
 			select u.disabled from p join users u on u.id = p.user_id`, id).Scan(&disabled)
@@ -213,7 +213,7 @@ const AdminsTeam = "admins"
 // else to the admins' queue, mailing the people they now wait for, with an
 // audit entry for each. The caller announces the change (authChanged)
 // after the commit, so every instance refuses the account at once.
-func (s *Store) deactivateTx(ctx context.Context, tx pgx.Tx, id int64, instance string) error {
+func (s *Store) deactivateTx(ctx context.Context, tx *txn, id int64, instance string) error {
 	var name string
 	if err := tx.QueryRow(ctx, `update users set disabled = true, updated_at = now() where id = $1 returning name`, id).
 		Scan(&name); err != nil {

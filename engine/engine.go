@@ -203,7 +203,7 @@ type Engine struct {
 	// The local servers' long-lived processes (local.go).
 	localStop context.CancelFunc
 	localDone sync.WaitGroup
-	// direct sends the requests this instance commits (direct.go).
+	// direct sends the requests this instance commits (request.go).
 	direct *directSends
 }
 

@@ -46,22 +46,22 @@ type txn struct {
 // The notes of the calls it changed are read last, before the commit,
 // unless fn read them with its last change (queueNotes).
 func (s *Store) announcedTx(ctx context.Context, fn func(tx *txn) error) error {
-	var a *txn
+	var t *txn
 	// One round trip begins the transaction and says so.
 	opts := pgx.TxOptions{BeginQuery: `begin; set local rounds.announce = 'after'`}
 	err := pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
-		a = &txn{Tx: tx, announced: true}
-		if err := fn(a); err != nil {
+		t = &txn{Tx: tx, announced: true}
+		if err := fn(t); err != nil {
 			return err
 		}
-		if a.read {
+		if t.read {
 			return nil
 		}
 		rows, _ := tx.Query(ctx, changedNotes)
-		return a.collect(rows)
+		return t.collect(rows)
 	})
 	if err == nil {
-		s.announcer.add(a.notes, a.jobs, a.direct)
+		s.announcer.add(t.notes, t.jobs, t.direct)
 	}
 	return err
 }
@@ -88,9 +88,9 @@ func queueNotes(tx *txn, b *pgx.Batch) {
 	b.Queue(changedNotes).Query(tx.collect)
 }
 
-func (a *txn) collect(rows pgx.Rows) error {
+func (tx *txn) collect(rows pgx.Rows) error {
 	var err error
-	a.notes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (callNote, error) {
+	tx.notes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (callNote, error) {
 		var n callNote
 		err := row.Scan(&n.id, &n.working, &n.text)
 		return n, err

@@ -66,7 +66,7 @@ func (s *Store) CreateCallDirect(ctx context.Context, nc NewCall, after time.Dur
 	var sending *Direct
 	err := s.announcedTx(ctx, func(tx *txn) error {
 		var err error
-		call, sending, err = s.createCallTx(ctx, tx, nc, newDirect(after))
+		call, sending, err = s.createCallTx(ctx, tx, nc, after)
 		return err
 	})
 	if err != nil {
@@ -75,9 +75,10 @@ func (s *Store) CreateCallDirect(ctx context.Context, nc NewCall, after time.Dur
 	return call, sending, nil
 }
 
-// createCallTx stores the call and enqueues its first request: as d's,
-// which it returns, when d is set (see Direct).
-func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, d *Direct) (*Call, *Direct, error) {
+// createCallTx stores the call and enqueues its first request: as River's
+// job, or, with after, as the request it returns for its caller to send at
+// once (see Direct).
+func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after time.Duration) (*Call, *Direct, error) {
 	if len(nc.Arguments) == 0 {
 		nc.Arguments = json.RawMessage(`{}`)
 	}
@@ -85,6 +86,7 @@ func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, d *Direct
 		nc.Assignee = nc.Owner
 	}
 	var call *Call
+	d := newDirect(after)
 	err := func() error {
 		rows, _ := tx.Query(ctx, `
 			with c as (

@@ -110,9 +110,10 @@ func deref(s *string) string {
 // the API take.
 func answer(t *testing.T, st *store.Store, id string, seq int, responses string) {
 	t.Helper()
-	_, err := st.AnswerChecked(context.Background(), id, seq, "ada", func(store.Answering) (store.Decision, error) {
-		return store.Decision{By: "ada", Responses: json.RawMessage(responses)}, nil
-	})
+	_, _, err := st.AnswerChecked(context.Background(), store.Answer{CallID: id, Seq: seq, Person: "ada",
+		Decide: func(store.Answering) (store.Decision, error) {
+			return store.Decision{By: "ada", Responses: json.RawMessage(responses)}, nil
+		}})
 	if err != nil {
 		t.Fatalf("answering round %d: %v", seq, err)
 	}

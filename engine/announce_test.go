@@ -88,10 +88,11 @@ func TestAnnouncedAfterCommit(t *testing.T) {
 	if first.Round == nil || first.Round.Seq != 1 || !json.Valid(first.Round.InputRequests) {
 		t.Fatalf("the note of round 1 carries no round: %+v", first)
 	}
-	_, err = st.AnswerChecked(ctx, call.ID, 1, "ada", func(store.Answering) (store.Decision, error) {
-		return store.Decision{By: "ada", Responses: json.RawMessage(
-			`{"trip":{"action":"accept","content":{"destination":"Lisbon","date":"2031-05-04"}},"party":{"action":"accept","content":{"passengers":2}}}`)}, nil
-	})
+	_, _, err = st.AnswerChecked(ctx, store.Answer{CallID: call.ID, Seq: 1, Person: "ada",
+		Decide: func(store.Answering) (store.Decision, error) {
+			return store.Decision{By: "ada", Responses: json.RawMessage(
+				`{"trip":{"action":"accept","content":{"destination":"Lisbon","date":"2031-05-04"}},"party":{"action":"accept","content":{"passengers":2}}}`)}, nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +100,10 @@ func TestAnnouncedAfterCommit(t *testing.T) {
 	if second.Round == nil || second.Round.Seq != 2 {
 		t.Fatalf("the note of round 2 carries no round: %+v", second)
 	}
-	_, err = st.AnswerChecked(ctx, call.ID, 2, "ada", func(store.Answering) (store.Decision, error) {
-		return store.Decision{By: "ada", Responses: json.RawMessage(`{"seat":{"action":"accept","content":{"class":"business"}}}`)}, nil
-	})
+	_, _, err = st.AnswerChecked(ctx, store.Answer{CallID: call.ID, Seq: 2, Person: "ada",
+		Decide: func(store.Answering) (store.Decision, error) {
+			return store.Decision{By: "ada", Responses: json.RawMessage(`{"seat":{"action":"accept","content":{"class":"business"}}}`)}, nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

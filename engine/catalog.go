@@ -17,20 +17,21 @@ import (
 const defaultToolsTTL = 5 * time.Minute
 
 // Tools returns a server's tools from the cache in Postgres, listing them
-// again once the server's ttlMs hint has run out.
-func (e *Engine) Tools(ctx context.Context, srv *store.Server) ([]*mcp.Tool, error) {
-	tools, _, err := e.toolList(ctx, srv)
+// again once the server's ttlMs hint has run out. The engine asks a server
+// on person's behalf, with their connection there, if any.
+func (e *Engine) Tools(ctx context.Context, person string, srv *store.Server) ([]*mcp.Tool, error) {
+	tools, _, err := e.toolList(ctx, person, srv)
 	return tools, err
 }
 
 // RawTools returns a server's tools as the server sent each one, in its
 // order; like Tools, from the cache while it lasts.
-func (e *Engine) RawTools(ctx context.Context, srv *store.Server) ([]json.RawMessage, error) {
-	_, raw, err := e.toolList(ctx, srv)
+func (e *Engine) RawTools(ctx context.Context, person string, srv *store.Server) ([]json.RawMessage, error) {
+	_, raw, err := e.toolList(ctx, person, srv)
 	return raw, err
 }
 
-func (e *Engine) toolList(ctx context.Context, srv *store.Server) ([]*mcp.Tool, []json.RawMessage, error) {
+func (e *Engine) toolList(ctx context.Context, person string, srv *store.Server) ([]*mcp.Tool, []json.RawMessage, error) {
 	if srv.Tools != nil && srv.ToolsRaw != nil && srv.ToolsExpiresAt != nil && time.Now().Before(*srv.ToolsExpiresAt) {
 		var tools []*mcp.Tool
 		var raw []json.RawMessage
@@ -42,9 +43,9 @@ func (e *Engine) toolList(ctx context.Context, srv *store.Server) ([]*mcp.Tool, 
 	if err != nil {
 		return nil, nil, err
 	}
-	list, err := e.mcp.ListTools(ctx, e.mcpServer(ctx, srv, header))
+	list, err := e.mcp.ListTools(ctx, e.mcpServer(ctx, person, srv, header))
 	if err != nil {
-		return nil, nil, e.noted(ctx, srv, err)
+		return nil, nil, e.noted(ctx, person, srv, err)
 	}
 	ttl := list.TTL
 	if ttl <= 0 {
@@ -104,8 +105,8 @@ func FindTool(tools []*mcp.Tool, name string) *mcp.Tool {
 }
 
 // Tool returns one tool of a server.
-func (e *Engine) Tool(ctx context.Context, srv *store.Server, name string) (*mcp.Tool, error) {
-	tools, err := e.Tools(ctx, srv)
+func (e *Engine) Tool(ctx context.Context, person string, srv *store.Server, name string) (*mcp.Tool, error) {
+	tools, err := e.Tools(ctx, person, srv)
 	if err != nil {
 		return nil, err
 	}
@@ -118,10 +119,10 @@ func (e *Engine) Tool(ctx context.Context, srv *store.Server, name string) (*mcp
 }
 
 // mcpServer is how the engine reaches a registered server, with the
-// connection of the person it serves (see WithPerson), if any.
+// connection of the person it serves, if any.
 // A server pinned to a revision is discovered and listed with it too.
-func (e *Engine) mcpServer(ctx context.Context, srv *store.Server, header http.Header) mcpclient.Server {
-	token, _, err := e.accessToken(ctx, srv.ID, personOf(ctx), "")
+func (e *Engine) mcpServer(ctx context.Context, person string, srv *store.Server, header http.Header) mcpclient.Server {
+	token, _, err := e.accessToken(ctx, srv.ID, person, "")
 	if err != nil {
 		e.log.WarnContext(ctx, "reading a connection", "server", srv.Name, "err", err)
 	}
@@ -133,36 +134,36 @@ func (e *Engine) mcpServer(ctx context.Context, srv *store.Server, header http.H
 }
 
 // noted records that a server asked for authorization, so pages and the
-// API say so, and returns err.
-func (e *Engine) noted(ctx context.Context, srv *store.Server, err error) error {
+// API say so (to person too), and returns err.
+func (e *Engine) noted(ctx context.Context, person string, srv *store.Server, err error) error {
 	var ae *mcpclient.AuthRequiredError
 	if errors.As(err, &ae) {
 		if merr := e.store.MarkOAuthRequired(ctx, srv.ID, ae.ResourceMetadata, ae.Scope); merr != nil {
 			e.log.WarnContext(ctx, "recording a server's challenge", "server", srv.Name, "err", merr)
 		}
-		e.turnedDown(ctx, srv.ID, personOf(ctx), ae)
+		e.turnedDown(ctx, srv.ID, person, ae)
 	}
 	return err
 }
 
 // Catalog lists a server's prompts, resources and resource templates. They
 // are listed afresh each time: only the tools are cached.
-func (e *Engine) Catalog(ctx context.Context, srv *store.Server) (*mcpclient.Catalog, error) {
+func (e *Engine) Catalog(ctx context.Context, person string, srv *store.Server) (*mcpclient.Catalog, error) {
 	header, err := e.store.ServerHeader(srv)
 	if err != nil {
 		return nil, err
 	}
-	cat, err := e.mcp.ListCatalog(ctx, e.mcpServer(ctx, srv, header))
-	return cat, e.noted(ctx, srv, err)
+	cat, err := e.mcp.ListCatalog(ctx, e.mcpServer(ctx, person, srv, header))
+	return cat, e.noted(ctx, person, srv, err)
 }
 
 // Prompt returns one prompt of a server.
-func (e *Engine) Prompt(ctx context.Context, srv *store.Server, name string) (*mcp.Prompt, error) {
+func (e *Engine) Prompt(ctx context.Context, person string, srv *store.Server, name string) (*mcp.Prompt, error) {
 	header, err := e.store.ServerHeader(srv)
 	if err != nil {
 		return nil, err
 	}
-	prompts, err := e.mcp.ListPrompts(ctx, e.mcpServer(ctx, srv, header))
+	prompts, err := e.mcp.ListPrompts(ctx, e.mcpServer(ctx, person, srv, header))
 	if err != nil {
 		return nil, err
 	}
@@ -175,10 +176,10 @@ func (e *Engine) Prompt(ctx context.Context, srv *store.Server, name string) (*m
 }
 
 // ResourceTemplates lists a server's resource templates.
-func (e *Engine) ResourceTemplates(ctx context.Context, srv *store.Server) ([]*mcp.ResourceTemplate, error) {
+func (e *Engine) ResourceTemplates(ctx context.Context, person string, srv *store.Server) ([]*mcp.ResourceTemplate, error) {
 	header, err := e.store.ServerHeader(srv)
 	if err != nil {
 		return nil, err
 	}
-	return e.mcp.ListResourceTemplates(ctx, e.mcpServer(ctx, srv, header))
+	return e.mcp.ListResourceTemplates(ctx, e.mcpServer(ctx, person, srv, header))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 )
@@ -15,11 +16,11 @@ import (
 // names (store.EscalateRound). It was scheduled in the round's own
 // transaction; a round answered meanwhile makes it do nothing.
 type escalateWorker struct {
-	river.WorkerDefaults[store.EscalateArgs]
+	river.WorkerDefaults[queue.EscalateArgs]
 	e *Engine
 }
 
-func (w *escalateWorker) Work(ctx context.Context, job *river.Job[store.EscalateArgs]) error {
+func (w *escalateWorker) Work(ctx context.Context, job *river.Job[queue.EscalateArgs]) error {
 	plan, err := w.e.store.RoundPlan(ctx, job.Args.CallID, job.Args.Seq)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -44,11 +45,11 @@ func (w *escalateWorker) Work(ctx context.Context, job *river.Job[store.Escalate
 // that answer instead of the call expiring. A round answered or ended
 // meanwhile makes it do nothing.
 type deadlineWorker struct {
-	river.WorkerDefaults[store.DeadlineArgs]
+	river.WorkerDefaults[queue.DeadlineArgs]
 	e *Engine
 }
 
-func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[store.DeadlineArgs]) error {
+func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[queue.DeadlineArgs]) error {
 	call, r, onExpiry, err := w.e.store.DeadlineRound(ctx, job.Args.CallID, job.Args.Seq)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // deleted meanwhile

@@ -53,9 +53,8 @@ func TestDirectSendsSafetyNet(t *testing.T) {
 		Arguments: json.RawMessage(`{}`)}
 
 	// Committed with its job scheduled, and never sent: its instance died.
-	dctx, _ := dies.eng.SendsNow(ctx)
 	committed := time.Now()
-	orphan, err := dies.st.CreateCall(dctx, newCall)
+	orphan, _, err := dies.st.CreateCallDirect(ctx, newCall, timeout+5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,13 +72,11 @@ func TestDirectSendsSafetyNet(t *testing.T) {
 	}
 
 	// The stopped instance's engine sends nothing itself: River does, at once.
-	sctx, send := dies.eng.SendsNow(ctx)
 	handed := time.Now()
-	call, err := dies.st.CreateCall(sctx, newCall)
+	call, err := dies.eng.StartCall(ctx, newCall)
 	if err != nil {
 		t.Fatal(err)
 	}
-	send()
 	waitFor(t, runs.st, call.ID, store.CallComplete, 0)
 	var by string
 	var ranAfter time.Duration

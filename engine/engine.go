@@ -18,11 +18,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -214,7 +214,7 @@ type Engine struct {
 	localStop  context.CancelFunc
 	localDone  sync.WaitGroup
 	stderrLogs map[string]*stderrLog
-	// direct sends the requests this instance commits (direct.go).
+	// direct sends the requests this instance commits (request.go).
 	direct *directSends
 }
 
@@ -254,7 +254,7 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}}
 	if len(e.cfg.Locals.Names()) > 0 {
 		// Retries that must reach this instance's local processes.
-		queues[store.LocalQueue(e.cfg.InstanceID)] = river.QueueConfig{MaxWorkers: e.cfg.Workers}
+		queues[queue.LocalQueue(e.cfg.InstanceID)] = river.QueueConfig{MaxWorkers: e.cfg.Workers}
 	}
 	rc, err := river.NewClient(newDriver(pool, e.cfg.Notifier), &river.Config{
 		ID:           e.cfg.InstanceID,
@@ -320,49 +320,6 @@ func (e *Engine) Config() Config { return e.cfg }
 
 // MCP returns the engine's MCP client.
 func (e *Engine) MCP() *mcpclient.Client { return e.mcp }
-
-type requestWorker struct {
-	river.WorkerDefaults[store.RequestArgs]
-	e *Engine
-}
-
-// Timeout is River's timeout for a job, which is also how long River's
-// rescuer leaves a silent job alone. It stays short so an orphan is picked
-// up within a minute. A job holding a handshake-era session runs longer:
-// it tells River it is alive every few seconds (see held.go) and is bounded
-// by its own deadlines instead.
-func (w *requestWorker) Timeout(*river.Job[store.RequestArgs]) time.Duration {
-	return w.e.cfg.RequestTimeout
-}
-
-func (w *requestWorker) Work(ctx context.Context, job *river.Job[store.RequestArgs]) error {
-	// The job completes in the transaction that stores the request's
-	// outcome: one commit, and no window in which the outcome is stored
-	// but the job would run again.
-	ctx = context.WithValue(ctx, jobKey{}, job.JobRow)
-	err := w.e.request(ctx, job.ID, job.Attempt, job.Args.CallID, job.Args.Seq)
-	var snooze *river.JobSnoozeError
-	if err != nil && job.Attempt >= job.MaxAttempts && !errors.As(err, &snooze) {
-		// Last attempt: say so on the call rather than leave it running.
-		msg := "The request could not be completed; you can retry." + mcpclient.DetailSeparator + err.Error()
-		if ferr := w.e.store.FailCall(context.WithoutCancel(ctx), job.Args.CallID, job.Args.Seq, msg, true); ferr != nil {
-			w.e.log.ErrorContext(ctx, "failing call after last attempt", "call_id", job.Args.CallID, "err", ferr)
-		}
-	}
-	return err
-}
-
-type jobKey struct{}
-
-// outcome is what a request job writes with the request's outcome: its
-// attempt row and, inside a River worker, the job's completion.
-func outcome(ctx context.Context, a *store.AttemptRecord) store.Outcome {
-	o := store.Outcome{Attempt: a}
-	if job, _ := ctx.Value(jobKey{}).(*rivertype.JobRow); job != nil {
-		o.Job, o.JobAttempt, o.Scheduled = job.ID, job.Attempt, sendingDirect(ctx)
-	}
-	return o
-}
 
 // storeTimeout bounds the writes that record what a request came back with.
 const storeTimeout = 30 * time.Second

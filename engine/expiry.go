@@ -5,13 +5,9 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
-
-// expiryArgs is the periodic job that expires rounds past their deadline.
-type expiryArgs struct{}
-
-// Kind names the job for River.
-func (expiryArgs) Kind() string { return "round_expiry" }
 
 // periodicJobs are inserted by the River leader only. The job itself may
 // run on any instance; the guarded update in ExpireDueRounds, not the
@@ -29,22 +25,22 @@ func (e *Engine) periodicJobs() []*river.PeriodicJob {
 	}
 	return []*river.PeriodicJob{
 		river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
-			return expiryArgs{}, opts
+			return queue.ExpiryArgs{}, opts
 		}, &river.PeriodicJobOpts{ID: "round_expiry", RunOnStart: true}),
 		river.NewPeriodicJob(river.PeriodicInterval(e.cfg.RetentionInterval), func() (river.JobArgs, *river.InsertOpts) {
-			return retentionArgs{}, retain
+			return queue.RetentionArgs{}, retain
 		}, &river.PeriodicJobOpts{ID: "retention", RunOnStart: true}),
 	}
 }
 
 type expiryWorker struct {
-	river.WorkerDefaults[expiryArgs]
+	river.WorkerDefaults[queue.ExpiryArgs]
 	e *Engine
 }
 
-func (w *expiryWorker) Timeout(*river.Job[expiryArgs]) time.Duration { return time.Minute }
+func (w *expiryWorker) Timeout(*river.Job[queue.ExpiryArgs]) time.Duration { return time.Minute }
 
-func (w *expiryWorker) Work(ctx context.Context, _ *river.Job[expiryArgs]) error {
+func (w *expiryWorker) Work(ctx context.Context, _ *river.Job[queue.ExpiryArgs]) error {
 	expired, err := w.e.store.ExpireDueRounds(ctx, w.e.cfg.InstanceID)
 	for _, r := range expired {
 		w.e.log.InfoContext(ctx, "round expired", "call_id", r.CallID, "seq", r.Seq, "server", r.Server)

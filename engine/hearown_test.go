@@ -108,10 +108,11 @@ func TestOwnJobsRunHere(t *testing.T) {
 			t.Fatal(err)
 		}
 		wait(call.ID, store.CallInputRequired, 1)
-		_, err = on.st.AnswerChecked(ctx, call.ID, 1, "ada", func(store.Answering) (store.Decision, error) {
-			return store.Decision{By: "ada", Responses: json.RawMessage(
-				`{"trip":{"action":"accept","content":{"destination":"Lisbon","date":"2031-05-04"}},"party":{"action":"accept","content":{"passengers":2}}}`)}, nil
-		})
+		_, _, err = on.st.AnswerChecked(ctx, store.Answer{CallID: call.ID, Seq: 1, Person: "ada",
+			Decide: func(store.Answering) (store.Decision, error) {
+				return store.Decision{By: "ada", Responses: json.RawMessage(
+					`{"trip":{"action":"accept","content":{"destination":"Lisbon","date":"2031-05-04"}},"party":{"action":"accept","content":{"passengers":2}}}`)}, nil
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}

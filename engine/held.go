@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
@@ -190,4 +191,51 @@ func (e *Engine) orphaned(ctx context.Context, c *store.Call) error {
 	return e.store.AbandonHeldCall(ctx, c.ID,
 		"The instance holding this call's session with the server stopped, so the server's session is gone. "+
 			"The call was not sent again, since repeating it could repeat what it does. Start it again if you want it.", false)
+}
+
+// session is what a job learns while a handshake-era server holds its
+// request open: whether it did, and the round its latest question became.
+// The SDK's goroutines write it as the server asks; the job reads it once
+// the request has returned.
+type session struct {
+	mu       sync.Mutex
+	held     bool
+	seq      int
+	afresh   bool // the first question begins a new asking
+	askedAny bool
+}
+
+func (s *session) hold() {
+	s.mu.Lock()
+	s.held = true
+	s.mu.Unlock()
+}
+
+// asked moves the session on to the round its latest question became.
+func (s *session) asked(seq int) {
+	s.mu.Lock()
+	s.seq, s.askedAny = seq, true
+	s.mu.Unlock()
+}
+
+// next is where the next question goes: after the round of the latest,
+// and whether it begins a new asking.
+func (s *session) next() (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seq, s.afresh && !s.askedAny
+}
+
+// round is the round of the latest question asked, or the request's own.
+func (s *session) round() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seq
+}
+
+// learnt returns what the request learnt: held, and the round it is at.
+func (s *session) learnt() (bool, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held, s.seq
 }

@@ -11,16 +11,13 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 )
 
-// riverTopics are the channels River's client listens on: jobs inserted,
-// leadership, and control (pauses, cancels). Named without the schema.
-var riverTopics = []string{"river_insert", "river_leadership", "river_control"}
-
 // RiverTopics returns the channels to give store.NewNotifier, so that it
 // can carry River's notifications (Config.Notifier).
-func RiverTopics() []string { return riverTopics }
+func RiverTopics() []string { return queue.Topics() }
 
 // sharedDriver is River's pgx driver with one change: its client hears its
 // notifications through the instance's notifier instead of a connection
@@ -28,9 +25,9 @@ func RiverTopics() []string { return riverTopics }
 // for each notification, and each waking is a transaction; with two
 // listeners an instance paid twice for every announcement.
 //
-// River marks its listener interface as not yet stable; River's version
-// is pinned in go.mod, and TestAnnouncedAfterCommit fails if its workers
-// stop hearing of inserted jobs.
+// River marks its listener interface as not yet stable; the release it is
+// written for is queue.RiverVersion, and TestAnnouncedAfterCommit fails if
+// its workers stop hearing of inserted jobs.
 type sharedDriver struct {
 	*riverpgxv5.Driver
 	n *store.Notifier
@@ -41,7 +38,7 @@ func newDriver(pool *pgxpool.Pool, n *store.Notifier) riverdriver.Driver[pgx.Tx]
 	if n == nil {
 		return d
 	}
-	for _, t := range riverTopics {
+	for _, t := range queue.Topics() {
 		if !n.Relays(t) {
 			return d // it would not hear River's channels
 		}

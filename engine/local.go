@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -196,10 +196,10 @@ func (e *Engine) recordLocal(ctx context.Context, r *localRun) {
 	}
 }
 
-// handOver sends the retry of round seq to the instance whose process
-// asked it, when that is another instance that is alive: only that
-// process can open the round's state. It reports whether it did.
-func (e *Engine) handOver(ctx context.Context, callID string, seq int) (bool, error) {
+// handOver sends the retry of round seq, which job runs, to the instance
+// whose process asked it, when that is another instance that is alive:
+// only that process can open the round's state. It reports whether it did.
+func (e *Engine) handOver(ctx context.Context, job queue.Job, callID string, seq int) (bool, error) {
 	if seq == 0 || len(e.cfg.Locals.Names()) == 0 {
 		return false, nil
 	}
@@ -207,12 +207,11 @@ func (e *Engine) handOver(ctx context.Context, callID string, seq int) (bool, er
 	if err != nil || owner == "" || owner == e.cfg.InstanceID {
 		return false, err
 	}
-	job, _ := ctx.Value(jobKey{}).(*rivertype.JobRow)
-	if job == nil {
+	if job.ID == 0 {
 		return false, nil
 	}
 	e.log.InfoContext(ctx, "handing the retry to the instance whose process asked", "call_id", callID, "seq", seq, "instance", owner)
-	return true, e.store.HandOver(ctx, job.ID, job.Attempt, callID, seq, owner)
+	return true, e.store.HandOver(ctx, job, callID, seq, owner)
 }
 
 // sessionProcessEnded ends a handshake-era call whose local process exited

@@ -15,6 +15,7 @@ import (
 	gomail "github.com/wneessen/go-mail"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -67,17 +68,17 @@ func (m *Mail) client(timeout time.Duration) (*gomail.Client, error) {
 }
 
 type mailWorker struct {
-	river.WorkerDefaults[store.MailArgs]
+	river.WorkerDefaults[queue.MailArgs]
 	e *Engine
 }
 
 // Timeout bounds one send; it stays under the time after which River
 // takes a job for orphaned.
-func (w *mailWorker) Timeout(*river.Job[store.MailArgs]) time.Duration { return w.e.cfg.RequestTimeout }
+func (w *mailWorker) Timeout(*river.Job[queue.MailArgs]) time.Duration { return w.e.cfg.RequestTimeout }
 
 // DefaultMailBackoff is how long a mail the SMTP server did not take waits
 // before each next attempt; the last wait repeats for as long as the round
-// waits (up to store.MailAttempts attempts).
+// waits (up to queue.MailAttempts attempts).
 var DefaultMailBackoff = []time.Duration{
 	5 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
 }
@@ -85,7 +86,7 @@ var DefaultMailBackoff = []time.Duration{
 // NextRetry spaces the attempts out: a refused sign-in or a relay that is
 // down is usually put right within the hour, and the mail is still worth
 // sending until the round ends.
-func (w *mailWorker) NextRetry(job *river.Job[store.MailArgs]) time.Time {
+func (w *mailWorker) NextRetry(job *river.Job[queue.MailArgs]) time.Time {
 	b := w.e.cfg.MailBackoff
 	i := min(max(job.Attempt-1, 0), len(b)-1)
 	return time.Now().Add(b[i])
@@ -93,7 +94,7 @@ func (w *mailWorker) NextRetry(job *river.Job[store.MailArgs]) time.Time {
 
 // Work mails one person about one round, once. A round answered, expired
 // or given to someone else before the mail goes out is not mailed about.
-func (w *mailWorker) Work(ctx context.Context, job *river.Job[store.MailArgs]) error {
+func (w *mailWorker) Work(ctx context.Context, job *river.Job[queue.MailArgs]) error {
 	e, a := w.e, job.Args
 	if e.cfg.Mail == nil {
 		return nil
@@ -134,7 +135,7 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[store.MailArgs]) e
 // question, the link to the round and its deadline. What the server sent
 // is plain text in a text/plain body, and cleaned of line breaks and
 // control characters wherever it lands in a header.
-func (e *Engine) roundMessage(a store.MailArgs, m *store.RoundMail) (*gomail.Msg, error) {
+func (e *Engine) roundMessage(a queue.MailArgs, m *store.RoundMail) (*gomail.Msg, error) {
 	question := "(a question that cannot be read)"
 	if qs, err := mcpclient.ParseQuestions(m.InputRequests); err == nil && len(qs) > 0 {
 		question = questionText(qs[0])
@@ -149,7 +150,7 @@ func (e *Engine) roundMessage(a store.MailArgs, m *store.RoundMail) (*gomail.Msg
 	}
 	subject := fmt.Sprintf("%s asks you a question (%s %s)", oneLine(m.Server, 60), what, oneLine(m.Target, 60))
 	intro := "A round of questions is waiting for you."
-	if a.Mail == store.MailReminder {
+	if a.Mail == queue.MailReminder {
 		subject = "Reminder: " + subject
 		intro = "A round of questions is still waiting for you, and a quarter of its time is left."
 	}

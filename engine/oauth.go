@@ -10,20 +10,6 @@ import (
 	"github.com/mcp-rounds/rounds/store"
 )
 
-type personKey struct{}
-
-// WithPerson says on whose behalf the engine talks to servers while
-// serving a request (listing tools, prompts…), so each person's own
-// connection is used.
-func WithPerson(ctx context.Context, person string) context.Context {
-	return context.WithValue(ctx, personKey{}, person)
-}
-
-func personOf(ctx context.Context) string {
-	p, _ := ctx.Value(personKey{}).(string)
-	return p
-}
-
 // Auth is the OAuth client the engine refreshes connections with.
 func (e *Engine) Auth() *mcpauth.Client { return e.cfg.Auth }
 

@@ -8,18 +8,201 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 )
 
+// A request (the first of a call, or the retry carrying a round's answers)
+// goes one of three roads, each a step of its own below, and each ends in
+// attempt, which sends it (mcpclient) and stores what came back:
+//
+//   - sent directly: the instance that commits an answer or a new call
+//     (Answer, StartCall) sends its request at once (sendNow, sendDirect),
+//     its River job inserted in the same transaction but scheduled for
+//     later, as a safety net (store.Direct), and removed with the outcome;
+//   - River's job (requestWorker.Work, request): what no instance sends
+//     directly (a safety net that fell due, a request handed to River, an
+//     automatic answer's retry, a retried call), on any instance;
+//   - handed over (request, handOver in local.go): the retry of a round a
+//     local server's process asked on another instance goes to that
+//     instance's own queue, where River's job runs it.
+//
+// The job a request runs as (queue.Job) goes down the road as a parameter:
+// the outcome's transaction completes it, or removes the safety net.
+
+// Answer stores a person's answer to a round, as a.Decide checks it
+// (store.AnswerChecked), and sends the retry it enqueued at once from this
+// instance: answering a round is this one call. A.SendAfter is the
+// engine's to set.
+func (e *Engine) Answer(ctx context.Context, a store.Answer) (*store.Call, error) {
+	a.SendAfter = e.cfg.RequestTimeout + directMargin
+	call, d, err := e.store.AnswerChecked(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	e.sendNow(d)
+	return call, nil
+}
+
+// StartCall stores a new call and sends its first request at once from
+// this instance, as Answer sends a retry.
+func (e *Engine) StartCall(ctx context.Context, nc store.NewCall) (*store.Call, error) {
+	call, d, err := e.store.CreateCallDirect(ctx, nc, e.cfg.RequestTimeout+directMargin)
+	if err != nil {
+		return nil, err
+	}
+	e.sendNow(d)
+	return call, nil
+}
+
+// The first road, sent directly: a round's request is sent by the instance
+// that committed its answer (or the call), at once, on a bounded set of
+// goroutines: its River job is inserted in the same transaction but
+// scheduled for later, as a safety net, and the outcome's transaction
+// removes it (see store.Direct). The request then costs no fetch, read or
+// completion of a job, and waits for no worker to be told.
+
+// directMargin is how much longer than a request may take its safety-net
+// job waits before River may send it: the outcome's commit, and the
+// store's reads before the request. The direct send is given up at
+// RequestTimeout, so River never sends while it still runs.
+const directMargin = 5 * time.Second
+
+// errToRiver ends a direct send that must go River's way instead: the job
+// is made due at once.
+var errToRiver = errors.New("the request goes through River")
+
+// directSends runs the requests sent directly.
+type directSends struct {
+	mu       sync.Mutex
+	stopping bool
+	running  sync.WaitGroup
+	slots    chan struct{}
+}
+
+// sendNow sends d's request on one of the engine's direct senders; with
+// none free, or while the engine stops, the job is made due for River.
+func (e *Engine) sendNow(d *store.Direct) {
+	if d == nil {
+		return // nothing was enqueued: a held round's answer, a refusal
+	}
+	s := e.direct
+	s.mu.Lock()
+	free := !s.stopping
+	if free {
+		select {
+		case s.slots <- struct{}{}:
+			s.running.Add(1)
+		default:
+			free = false
+		}
+	}
+	s.mu.Unlock()
+	if !free {
+		e.handToRiver(d.Job)
+		return
+	}
+	go func() {
+		defer func() { <-s.slots; s.running.Done() }()
+		e.sendDirect(d)
+	}()
+}
+
+// sendDirect runs d's attempt as River would run its job, bounded by the
+// request's timeout, and leaves the job to River if the attempt did not
+// store its outcome.
+func (e *Engine) sendDirect(d *store.Direct) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.RequestTimeout)
+	defer cancel()
+	c := d.Attempt.Call
+	err := e.attempt(ctx, queue.Job{ID: d.Job, Direct: true}, d.Attempt, c.CurrentSeq)
+	var snooze *rivertype.JobSnoozeError
+	switch {
+	case err == nil:
+	case errors.Is(err, errToRiver):
+		e.handToRiver(d.Job)
+	case errors.As(err, &snooze):
+		// The server could not take it: sent again when River's snooze
+		// would have.
+		pctx, pcancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer pcancel()
+		if perr := e.store.PutOffJob(pctx, d.Job, time.Now().Add(snooze.Duration)); perr != nil {
+			e.log.WarnContext(pctx, "putting off a request sent directly", "call_id", c.ID, "err", perr)
+		}
+	default:
+		// The store failed: River sends it when its job falls due.
+		e.log.WarnContext(ctx, "a request sent directly is left to River", "call_id", c.ID, "err", err)
+	}
+}
+
+// handToRiver makes a direct send's job due now; should that fail, River
+// sends it when it falls due all the same.
+func (e *Engine) handToRiver(job int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := e.store.HandToRiver(ctx, job); err != nil {
+		e.log.WarnContext(ctx, "handing a request to River", "job", job, "err", err)
+	}
+}
+
+// stop takes no more direct sends and waits for those running until
+// ctx ends; any still running then are left to River's safety net.
+func (s *directSends) stop(ctx context.Context) {
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// The second road, River's job: requestWorker runs River's request jobs,
+// and the third, the hand-over to another instance, branches off it
+// (request, handOver).
+type requestWorker struct {
+	river.WorkerDefaults[queue.RequestArgs]
+	e *Engine
+}
+
+// Timeout is River's timeout for a job, which is also how long River's
+// rescuer leaves a silent job alone. It stays short so an orphan is picked
+// up within a minute. A job holding a handshake-era session runs longer:
+// it tells River it is alive every few seconds (see held.go) and is bounded
+// by its own deadlines instead.
+func (w *requestWorker) Timeout(*river.Job[queue.RequestArgs]) time.Duration {
+	return w.e.cfg.RequestTimeout
+}
+
+func (w *requestWorker) Work(ctx context.Context, job *river.Job[queue.RequestArgs]) error {
+	// The job completes in the transaction that stores the request's
+	// outcome: one commit, and no window in which the outcome is stored
+	// but the job would run again.
+	err := w.e.request(ctx, queue.Job{ID: job.ID, Attempt: job.Attempt}, job.Args.CallID, job.Args.Seq)
+	var snooze *river.JobSnoozeError
+	if err != nil && job.Attempt >= job.MaxAttempts && !errors.As(err, &snooze) {
+		// Last attempt: say so on the call rather than leave it running.
+		msg := "The request could not be completed; you can retry." + mcpclient.DetailSeparator + err.Error()
+		if ferr := w.e.store.FailCall(context.WithoutCancel(ctx), job.Args.CallID, job.Args.Seq, msg, true); ferr != nil {
+			w.e.log.ErrorContext(ctx, "failing call after last attempt", "call_id", job.Args.CallID, "err", ferr)
+		}
+	}
+	return err
+}
+
 // request sends the request of round seq (0 for the first) and stores what
 // came back. Errors returned are the store's: River retries them.
-func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID string, seq int) error {
+func (e *Engine) request(ctx context.Context, job queue.Job, callID string, seq int) error {
 	log := e.log.With("call_id", callID, "seq", seq)
-	if attempt > 1 {
+	if job.Attempt > 1 {
 		c, err := e.store.Call(ctx, callID)
 		if err != nil {
 			return err
@@ -29,7 +212,7 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 			return e.orphaned(ctx, c)
 		}
 	}
-	if moved, err := e.handOver(ctx, callID, seq); moved || err != nil {
+	if moved, err := e.handOver(ctx, job, callID, seq); moved || err != nil {
 		return err
 	}
 	a, err := e.store.StartAttempt(ctx, callID, seq)
@@ -43,15 +226,15 @@ func (e *Engine) request(ctx context.Context, jobID int64, attempt int, callID s
 	case err != nil:
 		return err
 	}
-	return e.attempt(ctx, jobID, a, seq)
+	return e.attempt(ctx, job, a, seq)
 }
 
 // attempt sends the request of round seq that a loaded, and stores what
-// came back: in a River job, or sent directly by the instance that
-// committed it (direct.go).
-func (e *Engine) attempt(ctx context.Context, jobID int64, a *store.Attempt, seq int) error {
+// came back, with job's end: in River's job, or sent directly by the
+// instance that committed it (job.Direct).
+func (e *Engine) attempt(ctx context.Context, job queue.Job, a *store.Attempt, seq int) error {
 	callID, log := a.Call.ID, e.log.With("call_id", a.Call.ID, "seq", seq)
-	direct := sendingDirect(ctx)
+	direct := job.Direct
 	if _, local := mcpclient.LocalName(a.Call.ServerURL); direct && local {
 		// A local server's request may belong to another instance's
 		// process, or wait for a free one: River's job hands it over.
@@ -59,7 +242,7 @@ func (e *Engine) attempt(ctx context.Context, jobID int64, a *store.Attempt, seq
 	}
 	if a.Round != nil && a.Round.Task {
 		// A task's question: its answers go to the task, not in a retry.
-		return e.answerTask(ctx, a, seq)
+		return e.answerTask(ctx, job, a, seq)
 	}
 	srv, req, answers, err := e.prepare(a)
 	if err != nil {
@@ -84,11 +267,11 @@ func (e *Engine) attempt(ctx context.Context, jobID int64, a *store.Attempt, seq
 	}
 	sendCtx, cancel := context.WithTimeout(base, e.cfg.RequestTimeout+time.Duration(e.cfg.MaxRounds)*e.cfg.HeldTimeout)
 	defer cancel()
-	defer e.release(jobID)
+	defer e.release(job.ID)
 	// A request from a held round (a person started a call again whose
 	// session ended) opens a new session: its questions begin a new asking.
 	s := &session{seq: seq, afresh: a.Round != nil && a.Round.HeldBy != nil}
-	srv.Held = e.held(context.WithoutCancel(ctx), jobID, a.Call, s, cancel)
+	srv.Held = e.held(context.WithoutCancel(ctx), job.ID, a.Call, s, cancel)
 	if direct {
 		// A handshake-era server may hold the call open for minutes,
 		// past the safety net's delay: River takes it, as before.
@@ -132,60 +315,13 @@ func (e *Engine) attempt(ctx context.Context, jobID int64, a *store.Attempt, seq
 			return err
 		}
 	}
-	err = e.record(ctx, a, seq, held, answers, sent)
+	err = e.record(ctx, job, a, seq, held, answers, sent)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		// Someone else finished this request meanwhile (a rescued
 		// duplicate), or the call was deleted.
 		return nil
 	}
 	return err
-}
-
-// session is what a job learns while a handshake-era server holds its
-// request open: whether it did, and the round its latest question became.
-// The SDK's goroutines write it as the server asks; the job reads it once
-// the request has returned.
-type session struct {
-	mu       sync.Mutex
-	held     bool
-	seq      int
-	afresh   bool // the first question begins a new asking
-	askedAny bool
-}
-
-func (s *session) hold() {
-	s.mu.Lock()
-	s.held = true
-	s.mu.Unlock()
-}
-
-// asked moves the session on to the round its latest question became.
-func (s *session) asked(seq int) {
-	s.mu.Lock()
-	s.seq, s.askedAny = seq, true
-	s.mu.Unlock()
-}
-
-// next is where the next question goes: after the round of the latest,
-// and whether it begins a new asking.
-func (s *session) next() (int, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.seq, s.afresh && !s.askedAny
-}
-
-// round is the round of the latest question asked, or the request's own.
-func (s *session) round() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.seq
-}
-
-// learnt returns what the request learnt: held, and the round it is at.
-func (s *session) learnt() (bool, int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.held, s.seq
 }
 
 // prepare builds what the attempt sends: the server with its headers and
@@ -267,10 +403,10 @@ func (e *Engine) send(ctx, sendCtx context.Context, srv mcpclient.Server, req mc
 // the next round, or why it failed, with the attempt's record and the
 // job's completion in the same transaction. An instance that dies before
 // that commit leaves neither, and the rescued job sends the request again.
-func (e *Engine) record(ctx context.Context, a *store.Attempt, seq int, held bool, answers *mcpclient.Answers, r sent) error {
+func (e *Engine) record(ctx context.Context, job queue.Job, a *store.Attempt, seq int, held bool, answers *mcpclient.Answers, r sent) error {
 	c, out, err := a.Call, r.out, r.err
 	log := e.log.With("call_id", c.ID, "seq", seq, "duration", time.Since(r.start).Round(time.Millisecond))
-	o := outcome(ctx, e.observe(c, seq, r.start, out, err))
+	o := store.Outcome{Attempt: e.observe(c, seq, r.start, out, err), Job: job}
 	asking, position := a.NextPlace()
 	var session string // what the server said when its tool wanted a session
 	if c.Method == mcpclient.MethodCallTool && !held {
@@ -353,109 +489,4 @@ func (e *Engine) addRound(ctx context.Context, log *slog.Logger, a *store.Attemp
 		e.cfg.Metrics.AnsweredAgain(c.ServerName)
 	}
 	return e.store.AddRound(ctx, c.ID, seq, next, o)
-}
-
-// watchStop cancels a request whose call is cancelled meanwhile, on any
-// instance (a person pressed Stop, or the API cancelled it): closing the
-// request's stream is how the spec tells the server to stop. stopped says
-// whether it did; unwatch ends the watch.
-func (e *Engine) watchStop(ctx context.Context, callID string, cancel context.CancelFunc) (stopped func() bool, unwatch func()) {
-	var did atomic.Bool
-	n := e.cfg.Notifier
-	if n == nil {
-		return did.Load, func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		// Most requests are answered before anyone could press Stop, and a
-		// cancelled call drops what its request brings back anyway: the
-		// watch begins only for a request still running after a moment.
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-			return
-		case <-time.After(stopWatchAfter):
-		}
-		changed, latest, stop := n.Watch(callID)
-		defer stop()
-		status := ""
-		if c, err := e.store.Call(ctx, callID); err == nil { // a stop before the watch began
-			status = c.Status
-		}
-		for status != store.CallCancelled {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-changed:
-			}
-			if note := latest(); note != nil {
-				status = note.Status
-			} else if c, err := e.store.Call(ctx, callID); err == nil {
-				status = c.Status
-			}
-		}
-		did.Store(true)
-		cancel()
-	}()
-	return did.Load, func() { close(done) }
-}
-
-// stopWatchAfter is how long a request runs before its call is watched for
-// a stop.
-const stopWatchAfter = 500 * time.Millisecond
-
-// progressEvery is how often at most a request's progress is stored: the
-// server may say it many times a second.
-const progressEvery = 500 * time.Millisecond
-
-// progress keeps what the server says of request seq's progress while it
-// runs, the latest at most every progressEvery, for every instance's page
-// and the API. done is called once the request has returned: what was
-// said last is stored before it returns.
-func (e *Engine) progress(callID string, seq int) (report func(mcpclient.Progress), done func()) {
-	latest := make(chan store.Progress, 1)
-	ending, finished := make(chan struct{}), make(chan struct{})
-	var start sync.Once // most requests say nothing of their progress: no writer for them
-	writer := func() {
-		defer close(finished)
-		for p := range latest {
-			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-			if err := e.store.SetProgress(ctx, callID, p); err != nil {
-				e.log.WarnContext(ctx, "storing a request's progress", "call_id", callID, "err", err)
-			}
-			cancel()
-			select { // once the request has returned, the last is stored at once
-			case <-time.After(progressEvery):
-			case <-ending:
-			}
-		}
-	}
-	started := false
-	report = func(p mcpclient.Progress) {
-		start.Do(func() { started = true; go writer() })
-		sp := store.Progress{Seq: seq, Progress: p.Progress, Total: p.Total, Message: p.Message}
-		for {
-			select {
-			case latest <- sp:
-				return
-			default:
-			}
-			select { // an older one not yet stored gives way
-			case <-latest:
-			default:
-			}
-		}
-	}
-	return report, func() {
-		start.Do(func() {}) // no report comes after this
-		if !started {
-			return
-		}
-		close(ending)
-		close(latest)
-		<-finished
-	}
 }

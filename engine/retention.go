@@ -5,29 +5,26 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // retentionBatch is how many calls (or audit entries) one delete takes:
 // small enough that each transaction is short and locks little.
 const retentionBatch = 1000
 
-// retentionArgs is the periodic job that deletes finished calls older than
-// RETENTION, and audit entries older than AUDIT_RETENTION.
-type retentionArgs struct{}
-
-// Kind names the job for River.
-func (retentionArgs) Kind() string { return "retention" }
-
 type retentionWorker struct {
-	river.WorkerDefaults[retentionArgs]
+	river.WorkerDefaults[queue.RetentionArgs]
 	e *Engine
 }
 
-func (w *retentionWorker) Timeout(*river.Job[retentionArgs]) time.Duration { return 5 * time.Minute }
+func (w *retentionWorker) Timeout(*river.Job[queue.RetentionArgs]) time.Duration {
+	return 5 * time.Minute
+}
 
 // Work deletes in batches until nothing is left past the cut-off or the
 // run's time is up; the next run goes on where this one stopped.
-func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[retentionArgs]) error {
+func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[queue.RetentionArgs]) error {
 	e := w.e
 	stop := time.Now().Add(4 * time.Minute)
 	calls, entries := 0, 0

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -90,22 +91,22 @@ func (e *Engine) taskServer(ctx context.Context, c *store.Call) (mcpclient.Serve
 }
 
 type taskWorker struct {
-	river.WorkerDefaults[store.TaskArgs]
+	river.WorkerDefaults[queue.TaskArgs]
 	e *Engine
 }
 
 // Timeout is a request's: a poll is one request, and a poll orphaned by
 // a dead instance is rescued within a minute, as a request is.
-func (w *taskWorker) Timeout(*river.Job[store.TaskArgs]) time.Duration {
+func (w *taskWorker) Timeout(*river.Job[queue.TaskArgs]) time.Duration {
 	return w.e.cfg.RequestTimeout
 }
 
 // NextRetry backs off a poll that failed: 2 s, 4 s, … up to five minutes.
-func (w *taskWorker) NextRetry(job *river.Job[store.TaskArgs]) time.Time {
+func (w *taskWorker) NextRetry(job *river.Job[queue.TaskArgs]) time.Time {
 	return time.Now().Add(min(time.Second<<min(job.Attempt, 9), 5*time.Minute))
 }
 
-func (w *taskWorker) Work(ctx context.Context, job *river.Job[store.TaskArgs]) error {
+func (w *taskWorker) Work(ctx context.Context, job *river.Job[queue.TaskArgs]) error {
 	err := w.e.pollTask(ctx, job.Args.CallID)
 	var snooze *river.JobSnoozeError
 	if err != nil && !errors.As(err, &snooze) && job.Attempt >= job.MaxAttempts {
@@ -290,7 +291,7 @@ func subset(all json.RawMessage, qs []mcpclient.Question) (json.RawMessage, erro
 // answerTask sends a task round's answers to the server (tasks/update)
 // from the call's request job. The server takes them and the task goes on;
 // the poll, brought forward, sees what they changed.
-func (e *Engine) answerTask(ctx context.Context, a *store.Attempt, seq int) error {
+func (e *Engine) answerTask(ctx context.Context, job queue.Job, a *store.Attempt, seq int) error {
 	c := a.Call
 	log := e.log.With("call_id", c.ID, "seq", seq)
 	srv, err := e.taskServer(ctx, c)
@@ -307,7 +308,7 @@ func (e *Engine) answerTask(ctx context.Context, a *store.Attempt, seq int) erro
 		rec.Outcome = store.AttemptError
 		rec.Error = new(err.Error())
 	}
-	o := outcome(ctx, rec)
+	o := store.Outcome{Attempt: rec, Job: job}
 	switch {
 	case err == nil:
 		log.InfoContext(ctx, "the task took the answers")
@@ -332,11 +333,11 @@ func (e *Engine) answerTask(ctx context.Context, a *store.Attempt, seq int) erro
 }
 
 type taskCancelWorker struct {
-	river.WorkerDefaults[store.TaskCancelArgs]
+	river.WorkerDefaults[queue.TaskCancelArgs]
 	e *Engine
 }
 
-func (w *taskCancelWorker) Work(ctx context.Context, job *river.Job[store.TaskCancelArgs]) error {
+func (w *taskCancelWorker) Work(ctx context.Context, job *river.Job[queue.TaskCancelArgs]) error {
 	c, err := w.e.store.Call(ctx, job.Args.CallID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

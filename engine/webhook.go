@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -117,18 +118,18 @@ func webhookClient(allowPrivate bool, timeout time.Duration) *http.Client {
 }
 
 type webhookWorker struct {
-	river.WorkerDefaults[store.WebhookArgs]
+	river.WorkerDefaults[queue.WebhookArgs]
 	e *Engine
 }
 
 // Timeout bounds one attempt; it stays under the time after which River
 // takes a job for orphaned.
-func (w *webhookWorker) Timeout(*river.Job[store.WebhookArgs]) time.Duration {
+func (w *webhookWorker) Timeout(*river.Job[queue.WebhookArgs]) time.Duration {
 	return w.e.cfg.RequestTimeout
 }
 
 // NextRetry spaces the attempts out over more than a day.
-func (w *webhookWorker) NextRetry(job *river.Job[store.WebhookArgs]) time.Time {
+func (w *webhookWorker) NextRetry(job *river.Job[queue.WebhookArgs]) time.Time {
 	b := w.e.cfg.WebhookBackoff
 	i := min(max(job.Attempt-1, 0), len(b)-1)
 	return time.Now().Add(b[i])
@@ -138,7 +139,7 @@ func (w *webhookWorker) NextRetry(job *river.Job[store.WebhookArgs]) time.Time {
 // body, signed afresh with the owner's current secret and the time of the
 // attempt; a receiver drops an id it has seen. Any answer but a 2xx is a
 // failure, retried later; a redirect is not followed.
-func (w *webhookWorker) Work(ctx context.Context, job *river.Job[store.WebhookArgs]) error {
+func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookArgs]) error {
 	e := w.e
 	d, err := e.store.Delivery(ctx, job.Args.DeliveryID)
 	if errors.Is(err, store.ErrNotFound) {

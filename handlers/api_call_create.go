@@ -116,7 +116,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	var fieldErrs map[string]string
 	switch req.Method {
 	case mcpclient.MethodGetPrompt:
-		prompt, err := h.engine.Prompt(ctx, srv, req.Prompt)
+		prompt, err := h.engine.Prompt(ctx, signedIn(ctx), srv, req.Prompt)
 		if err != nil {
 			return err
 		}
@@ -209,7 +209,7 @@ func (h *Handler) toolToCall(ctx context.Context, srv *store.Server, name string
 	if tool, fresh := h.engine.CachedTool(srv, name); fresh {
 		return tool, nil
 	}
-	tools, err := h.engine.Tools(ctx, srv)
+	tools, err := h.engine.Tools(ctx, signedIn(ctx), srv)
 	if err != nil {
 		return nil, err
 	}

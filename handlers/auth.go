@@ -17,7 +17,6 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
-	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
@@ -96,7 +95,7 @@ func user(c echo.Context) *store.User {
 // setUser records who is asking, for handlers and for ownership checks.
 func setUser(c echo.Context, u *store.User) {
 	c.Set("user", u)
-	ctx := engine.WithPerson(context.WithValue(c.Request().Context(), userCtxKey{}, u), u.Name)
+	ctx := context.WithValue(c.Request().Context(), userCtxKey{}, u)
 	c.SetRequest(c.Request().WithContext(ctx))
 }
 

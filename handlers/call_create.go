@@ -84,15 +84,9 @@ func (h *Handler) startCall(c echo.Context, nc store.NewCall) error {
 }
 
 // createCall stores a call and has this instance send its first request
-// at once, its River job the safety net (engine.SendsNow).
+// at once, its River job the safety net (engine.StartCall).
 func (h *Handler) createCall(ctx context.Context, nc store.NewCall) (*store.Call, error) {
-	sctx, sendNow := h.engine.SendsNow(ctx)
-	call, err := h.store.CreateCall(sctx, nc)
-	if err != nil {
-		return nil, err
-	}
-	sendNow()
-	return call, nil
+	return h.engine.StartCall(ctx, nc)
 }
 
 // assigneeOr is who a new call's rounds wait for: assignee, or the person

@@ -94,6 +94,15 @@ func (h *Handler) person(c echo.Context) string { return user(c).Name }
 
 type userCtxKey struct{}
 
+// signedIn is the name of the person signed in for the request ctx is
+// of, "" when none is: the engine asks servers on their behalf.
+func signedIn(ctx context.Context) string {
+	if u, _ := ctx.Value(userCtxKey{}).(*store.User); u != nil {
+		return u.Name
+	}
+	return ""
+}
+
 // mayAccess reports whether the signed-in person may see what owner
 // started: their own, or anything for an admin.
 func mayAccess(ctx context.Context, owner string) bool {

@@ -58,12 +58,13 @@ func (h *Handler) roundAnswer(c echo.Context) error {
 }
 
 // answer stores the signed-in person's answer to round seq of the call in
-// the path as check decides it (round.FormAnswer, round.APIAnswer), in one
-// transaction: the call and the round are read with the person's right to
-// answer, the answer is checked, and what it decides is stored with its
-// audit entry (see store.AnswerChecked). It returns the round as read and
-// the checked answer; round.ErrNotWaiting when the round takes no answer,
-// and errUnfit, storing nothing, when the answer does not fit.
+// the path as check decides it (round.FormAnswer, round.APIAnswer), and
+// has the retry sent at once, in one call to the engine (engine.Answer): the
+// call and the round are read with the person's right to answer, the
+// answer is checked, and what it decides is stored with its audit entry,
+// in one transaction. It returns the round as read and the checked answer;
+// round.ErrNotWaiting when the round takes no answer, and errUnfit,
+// storing nothing, when the answer does not fit.
 func (h *Handler) answer(c echo.Context, seq int, check func(*store.Call, *store.Round) (*round.Answer, error)) (*store.Call, *store.Round, *round.Answer, error) {
 	ctx := c.Request().Context()
 	person := h.person(c)
@@ -71,10 +72,7 @@ func (h *Handler) answer(c echo.Context, seq int, check func(*store.Call, *store
 		r *store.Round
 		a *round.Answer
 	)
-	// The retry is sent by this instance once the answer is stored, its
-	// River job the safety net (engine.SendsNow).
-	sctx, sendNow := h.engine.SendsNow(ctx)
-	call, err := h.store.AnswerChecked(sctx, c.Param("id"), seq, person, func(at store.Answering) (store.Decision, error) {
+	call, err := h.engine.Answer(ctx, store.Answer{CallID: c.Param("id"), Seq: seq, Person: person, Decide: func(at store.Answering) (store.Decision, error) {
 		// As mayOpen decides, from what the transaction read.
 		if !mayAccess(ctx, at.Call.Owner) && !at.Assigned {
 			return store.Decision{}, notFoundErr("call")
@@ -89,10 +87,7 @@ func (h *Handler) answer(c echo.Context, seq int, check func(*store.Call, *store
 		}
 		return store.Decision{Responses: a.Responses, By: person, Refusal: a.Refusal,
 			Audit: []store.AuditEntry{h.answerAudit(c, at.Call, at.Round.Seq, a.Responses)}}, nil
-	})
-	if err == nil {
-		sendNow()
-	}
+	}})
 	return call, r, a, err
 }
 

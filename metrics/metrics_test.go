@@ -69,9 +69,10 @@ func round(t *testing.T, st *store.Store, srv *store.Server, expires time.Time) 
 
 func answer(t *testing.T, st *store.Store, callID, responses string) {
 	t.Helper()
-	_, err := st.AnswerChecked(context.Background(), callID, 1, "ada", func(store.Answering) (store.Decision, error) {
-		return store.Decision{Responses: json.RawMessage(responses), By: "ada"}, nil
-	})
+	_, _, err := st.AnswerChecked(context.Background(), store.Answer{CallID: callID, Seq: 1, Person: "ada",
+		Decide: func(store.Answering) (store.Decision, error) {
+			return store.Decision{Responses: json.RawMessage(responses), By: "ada"}, nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

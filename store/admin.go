@@ -316,7 +316,7 @@ func (s *Store) EndRound(ctx context.Context, callID string, seq int, status, re
 	if reason != "" {
 		msg += " The reason given: " + reason
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		tag, err := tx.Exec(ctx, `update rounds set status = $3 where call_id = $1 and seq = $2 and status = 'pending'`,
 			callID, seq, status)
 		if err != nil {
@@ -361,7 +361,7 @@ func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]Expired
 	var all []ExpiredRound
 	for {
 		var batch []ExpiredRound
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err := s.inTx(ctx, func(tx *txn) error {
 			rows, _ := tx.Query(ctx, `
 			with due as (
 				update rounds r set status = 'expired'

@@ -30,7 +30,7 @@ type StateRefusal struct {
 // is queued again and its restarts counted (Afresh), or fails retryable
 // with the refusal's message. The audit log says which.
 func (s *Store) RefuseState(ctx context.Context, callID string, seq int, r StateRefusal, with ...Outcome) error {
-	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	return s.announcedTx(ctx, func(tx *txn) error {
 		var webhook bool
 		b := &pgx.Batch{}
 		// Once a round: a duplicate job that sent the same state and was
@@ -58,12 +58,12 @@ func (s *Store) RefuseState(ctx context.Context, callID string, seq int, r State
 			return err
 		}
 		firstOutcome(with).queue(b)
-		queueNotes(ctx, b)
+		queueNotes(tx, b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
 		if r.Afresh {
-			return s.enqueueTx(ctx, tx, callID, seq)
+			return s.enqueueTx(ctx, tx, nil, callID, seq)
 		}
 		if !webhook {
 			return nil

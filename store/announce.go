@@ -7,7 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // Postgres lets one notifying transaction commit at a time, cluster-wide:
@@ -23,65 +24,78 @@ import (
 // notification lost to a crash costs a waiter its next look (the held
 // request's periodic read, River's poll), never a change.
 
+// txn is a transaction of the store's: pgx's, and, when it is announced
+// after its commit (announcedTx), what it will announce. Its helpers that
+// change calls or insert jobs take it, so they know how to tell of them.
+type txn struct {
+	pgx.Tx
+	// announced: the transaction's changes to calls, and its River jobs,
+	// are announced after its commit, not in it. A transaction that is
+	// not leaves River's insert notification in its commit.
+	announced bool
+	notes     []callNote
+	read      bool // the notes were read with the transaction's last change
+	jobs      bool // River jobs were inserted
+	// direct: the request it enqueued is sent by this instance at once
+	// (see Direct); its job is scheduled, so River's workers are not told.
+	direct bool
+}
+
 // announcedTx runs fn in a transaction whose changes to calls, and whose
 // River jobs, are announced after it commits rather than in its commit.
 // The notes of the calls it changed are read last, before the commit,
 // unless fn read them with its last change (queueNotes).
-func (s *Store) announcedTx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
-	a := &announcement{}
+func (s *Store) announcedTx(ctx context.Context, fn func(tx *txn) error) error {
+	var t *txn
 	// One round trip begins the transaction and says so.
 	opts := pgx.TxOptions{BeginQuery: `begin; set local rounds.announce = 'after'`}
 	err := pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
-		if err := fn(context.WithValue(ctx, announcementKey{}, a), tx); err != nil {
+		t = &txn{Tx: tx, announced: true}
+		if err := fn(t); err != nil {
 			return err
 		}
-		if a.read {
+		if t.read {
 			return nil
 		}
 		rows, _ := tx.Query(ctx, changedNotes)
-		return a.collect(rows)
+		return t.collect(rows)
 	})
 	if err == nil {
-		s.announcer.add(a.notes, a.jobs, a.direct)
+		s.announcer.add(t.notes, t.jobs, t.direct)
 	}
 	return err
+}
+
+// inTx runs fn in a transaction that is not announced after its commit:
+// River's insert notification, if any, goes out in it.
+func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txn{Tx: tx}) })
 }
 
 // changedNotes reads the notes of the calls the transaction changed, as
 // the trigger on calls listed them (a function: see migration 00066).
 const changedNotes = `select id, working, note from changed_call_notes()`
 
-// queueNotes reads the notes of the calls the transaction changed at the
-// end of b, sparing the transaction a round trip before its commit. Only
-// the batch with the transaction's last change to a call or a round may
-// queue it: a later change would go unannounced.
-func queueNotes(ctx context.Context, b *pgx.Batch) {
-	a := announcing(ctx)
-	if a == nil {
+// queueNotes reads the notes of the calls tx changed at the end of b,
+// sparing the transaction a round trip before its commit. Only the batch
+// with the transaction's last change to a call or a round may queue it: a
+// later change would go unannounced.
+func queueNotes(tx *txn, b *pgx.Batch) {
+	if !tx.announced {
 		return
 	}
-	a.read = true
-	b.Queue(changedNotes).Query(a.collect)
+	tx.read = true
+	b.Queue(changedNotes).Query(tx.collect)
 }
 
-func (a *announcement) collect(rows pgx.Rows) error {
+func (tx *txn) collect(rows pgx.Rows) error {
 	var err error
-	a.notes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (callNote, error) {
+	tx.notes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (callNote, error) {
 		var n callNote
 		err := row.Scan(&n.id, &n.working, &n.text)
 		return n, err
 	})
 	return err
-}
-
-// announcement is what one transaction will announce after its commit.
-type announcement struct {
-	notes []callNote
-	read  bool // the notes were read with the transaction's last change
-	jobs  bool // River jobs were inserted
-	// direct: the request it enqueued is sent by this instance at once
-	// (see Direct); its job is scheduled, so River's workers are not told.
-	direct bool
 }
 
 // callNote is a call's note (see call_note in the migrations), as a
@@ -94,17 +108,14 @@ type callNote struct {
 	text    string
 }
 
-type announcementKey struct{}
-
-// riverInsertPayload is River's insert notification for the queue every
-// job of Rounds runs on.
-var riverInsertPayload = `{"queue": "` + river.QueueDefault + `"}`
-
-// announcing returns the announcement of the transaction ctx runs in, if
-// it is announced after its commit.
-func announcing(ctx context.Context) *announcement {
-	a, _ := ctx.Value(announcementKey{}).(*announcement)
-	return a
+// enqueueJobs inserts jobs in tx through River's client, which tells
+// River's workers in the commit, or, in a transaction announced after its
+// commit, leaves that to the announcement.
+func (s *Store) enqueueJobs(ctx context.Context, tx *txn, jobs ...queue.Insert) error {
+	if tx.announced && len(jobs) > 0 {
+		tx.jobs = true
+	}
+	return s.jobs.Insert(ctx, tx.Tx, tx.announced, jobs...)
 }
 
 // announcer sends notifications after their transactions commit. The
@@ -233,7 +244,7 @@ const announceSQL = `
 		union all
 		select pg_notify('call_changed', note)::text from unnest($1::text[]) note
 		union all
-		select pg_notify(current_schema() || '.river_insert', $3)::text where $2
+		select pg_notify(current_schema() || '.` + queue.InsertChannel + `', $3)::text where $2
 	) sent`
 
 func (a *announcer) send() {
@@ -257,7 +268,7 @@ func (a *announcer) send() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		// A statement that does not go out is dropped: its waiters learn of
 		// the change at their next look.
-		_, _ = a.pool.Exec(ctx, announceSQL, notes, jobs, riverInsertPayload)
+		_, _ = a.pool.Exec(ctx, announceSQL, notes, jobs, queue.InsertPayload)
 		cancel()
 		// What arrives in the next few milliseconds goes out together.
 		time.Sleep(announceCooldown - time.Since(sent))

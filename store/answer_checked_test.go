@@ -49,10 +49,11 @@ func TestAnswerCheckedAssigned(t *testing.T) {
 			id := waitingCall(t, st, "ada", tt.assignee)
 			for person, want := range tt.want {
 				var got store.Answering
-				_, err := st.AnswerChecked(ctx, id, 1, person, func(a store.Answering) (store.Decision, error) {
-					got = a
-					return store.Decision{}, errLook
-				})
+				_, _, err := st.AnswerChecked(ctx, store.Answer{CallID: id, Seq: 1, Person: person,
+					Decide: func(a store.Answering) (store.Decision, error) {
+						got = a
+						return store.Decision{}, errLook
+					}})
 				if !errors.Is(err, errLook) {
 					t.Fatalf("err = %v, want decide's", err)
 				}

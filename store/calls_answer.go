@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,18 +25,41 @@ type answeredRound struct {
 	CallUpdatedAt *time.Time `db:"call_updated_at"`
 }
 
-// answerTx stores the answers of round seq. known, when given, is the call
-// (with its server's round lifetime) and the round as the transaction read
-// them before: a request sent at once then reads neither again.
-func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int, responses json.RawMessage, by string, audit []AuditEntry, expired *bool, known *answerKnown) (CallChange, error) {
+// answer is what an answer's transaction stores, and what it read before.
+type answer struct {
+	callID string
+	seq    int
+	Decision
+	// known is the call (with its server's round lifetime) and the round
+	// as the transaction read them before: a request sent at once then
+	// reads neither again.
+	known answerKnown
+	// sendAfter, when set, has the retry sent at once (see Direct).
+	sendAfter time.Duration
+}
+
+// answerKnown is what an answer's transaction read before it answers.
+type answerKnown struct {
+	call     *Call
+	roundTTL time.Duration
+	round    *Round
+}
+
+// answerTx stores the answers of round a.seq, and enqueues its retry: as
+// River's job, or, with a.sendAfter, as the request it returns for its
+// caller to send at once (nil when none was enqueued: a held round's
+// answer goes back on its open session).
+func (s *Store) answerTx(ctx context.Context, tx *txn, a answer) (CallChange, *Direct, error) {
+	callID, seq := a.callID, a.seq
 	var change CallChange
 	var pending, moved, held bool
 	var sending *Attempt
-	if d := directFor(ctx); d != nil && known != nil {
-		c := *known.call
-		sending = &Attempt{Call: &c, RoundTTL: known.roundTTL}
+	d := newDirect(a.sendAfter)
+	if d != nil && a.known.call != nil {
+		c := *a.known.call
+		sending = &Attempt{Call: &c, RoundTTL: a.known.roundTTL}
 		d.knows(sending, attemptSkip{call: true, round: true,
-			before: known.round.Asking == 0 && known.round.StateExpiredAt == nil})
+			before: a.known.round.Asking == 0 && a.known.round.StateExpiredAt == nil})
 	}
 	// The round, the call, the audit, the draft and the call's note in one
 	// round trip. A held round's answer goes back on the open session, so
@@ -55,7 +79,7 @@ func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int,
 			returning calls.status, calls.updated_at
 		)
 		select r.*, c.status as call_status, c.updated_at as call_updated_at from r left join c on true`,
-		callID, seq, responses, by).Query(func(rows pgx.Rows) error {
+		callID, seq, a.Responses, a.By).Query(func(rows pgx.Rows) error {
 		got, err := pgx.CollectRows(rows, pgx.RowToStructByName[answeredRound])
 		if err != nil || len(got) == 0 {
 			return err
@@ -71,35 +95,31 @@ func (s *Store) answerTx(ctx context.Context, tx pgx.Tx, callID string, seq int,
 		}
 		return nil
 	})
-	for _, e := range audit {
+	for _, e := range a.Audit {
 		if err := queueAudit(b, e); err != nil {
-			return change, err
+			return change, nil, err
 		}
 	}
 	// A draft of an answered round is never shown again.
 	b.Queue(`delete from drafts where call_id = $1 and seq = $2`, callID, seq)
 	// A retry sent at once reads what it needs here, after the answer.
-	directFor(ctx).queue(s, b, callID, seq)
-	queueNotes(ctx, b)
+	d.queue(s, b, callID, seq)
+	queueNotes(tx, b)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return change, err
+		return change, nil, err
 	}
 	switch {
 	case !pending:
-		return change, s.whyNotPendingTx(ctx, tx, callID, seq, expired)
+		return change, nil, s.whyNotPendingTx(ctx, tx, callID, seq)
 	case moved:
-		return change, conflict("This round is no longer waiting for answers.")
+		return change, nil, conflict("This round is no longer waiting for answers.")
 	case held:
-		return change, nil
+		return change, nil, nil
 	}
-	return change, s.enqueueTx(ctx, tx, callID, seq)
-}
-
-// answerKnown is what an answer's transaction read before it answers.
-type answerKnown struct {
-	call     *Call
-	roundTTL time.Duration
-	round    *Round
+	if err := s.enqueueTx(ctx, tx, d, callID, seq); err != nil {
+		return change, nil, err
+	}
+	return change, d.sent(), nil
 }
 
 // Decision is what the caller of AnswerChecked decided to store.
@@ -122,23 +142,40 @@ type Answering struct {
 	Assigned bool
 }
 
-// AnswerChecked reads a call and its round seq, with whether person is
-// assigned its rounds, lets decide check them and the answers, and stores
-// what it decides, all in one transaction: an answer costs one, and decide
-// needs no other connection. An error from decide rolls back and is
-// returned as it is. It returns the call as the answer left it.
-func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, person string, decide func(Answering) (Decision, error)) (*Call, error) {
-	var expired bool
+// Answer is an answer for AnswerChecked to check and store.
+type Answer struct {
+	CallID string
+	Seq    int
+	// Person is who answers.
+	Person string
+	// Decide checks the call and the round as read, and the answers, and
+	// says what to store; its error rolls back and is returned as it is.
+	Decide func(Answering) (Decision, error)
+	// SendAfter, when set, is for a caller that sends the retry itself at
+	// once: its River job, the safety net, is scheduled this long from
+	// now, and AnswerChecked returns the request (see Direct). Zero
+	// leaves the retry to River.
+	SendAfter time.Duration
+}
+
+// AnswerChecked reads a call and its round, with whether the person is
+// assigned its rounds, lets a.Decide check them and the answers, and
+// stores what it decides, all in one transaction: an answer costs one, and
+// Decide needs no other connection. It returns the call as the answer left
+// it, and the retry for the caller to send at once (with a.SendAfter; nil
+// otherwise, or when no retry was enqueued).
+func (s *Store) AnswerChecked(ctx context.Context, a Answer) (*Call, *Direct, error) {
 	var call *Call
+	var sending *Direct
 	var instance string
-	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	err := s.announcedTx(ctx, func(tx *txn) error {
 		// The call, the round and the person's membership of the team the
 		// call is assigned to (if it is) in one round trip.
 		var round *Round
 		var member bool
 		var ttl time.Duration
 		b := &pgx.Batch{}
-		b.Queue(`select `+callColumns+`, `+callTTLColumn+` from calls c join servers s on s.id = c.server_id where c.id = $1`, callID).
+		b.Queue(`select `+callColumns+`, `+callTTLColumn+` from calls c join servers s on s.id = c.server_id where c.id = $1`, a.CallID).
 			Query(func(rows pgx.Rows) error {
 				ct, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[callWithTTL])
 				if err != nil {
@@ -147,51 +184,55 @@ func (s *Store) AnswerChecked(ctx context.Context, callID string, seq int, perso
 				call, ttl = &ct.Call, ct.roundTTL()
 				return nil
 			})
-		b.Queue(`select `+roundColumnsNow+` from rounds where call_id = $1 and seq = $2`, callID, seq).
+		b.Queue(`select `+roundColumnsNow+` from rounds where call_id = $1 and seq = $2`, a.CallID, a.Seq).
 			Query(func(rows pgx.Rows) error {
 				var err error
 				round, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Round])
 				return translate(err, "round")
 			})
-		b.Queue(`select call_team_member($1, $2)`, callID, person).
+		b.Queue(`select call_team_member($1, $2)`, a.CallID, a.Person).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&member) })
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		d, err := decide(Answering{Call: call, Round: round,
-			Assigned: call.Assignee != nil && assigned(*call.Assignee, person, member)})
+		d, err := a.Decide(Answering{Call: call, Round: round,
+			Assigned: call.Assignee != nil && assigned(*call.Assignee, a.Person, member)})
 		instance = auditInstance(d.Audit)
 		if err != nil {
 			return err
 		}
+		stored := answer{callID: a.CallID, seq: a.Seq, Decision: d,
+			known: answerKnown{call: call, roundTTL: ttl, round: round}, sendAfter: a.SendAfter}
 		if d.Refusal != "" {
-			if err := s.refuseTx(ctx, tx, callID, seq, d.Responses, d.By, d.Refusal, d.Audit, &expired); err != nil {
+			if err := s.refuseTx(ctx, tx, stored); err != nil {
 				return err
 			}
 			call.Status, call.Error, call.UpdatedAt = CallCancelled, &d.Refusal, time.Now()
 			return nil
 		}
-		change, err := s.answerTx(ctx, tx, callID, seq, d.Responses, d.By, d.Audit, &expired,
-			&answerKnown{call: call, roundTTL: ttl, round: round})
+		change, direct, err := s.answerTx(ctx, tx, stored)
 		if err != nil {
 			return err
 		}
 		call.Status, call.UpdatedAt = change.Status, change.UpdatedAt
+		sending = direct
 		return nil
 	})
-	if expired {
-		if err := s.ExpireRound(ctx, instance, callID, seq); err != nil {
-			return nil, err
+	if pastDeadline(err) {
+		if err := s.ExpireRound(ctx, instance, a.CallID, a.Seq); err != nil {
+			return nil, nil, err
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return call, nil
+	return call, sending, nil
 }
 
-// whyNotPendingTx explains why a round could not be answered.
-func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expired *bool) error {
+// whyNotPendingTx explains why a round could not be answered. A round
+// still pending past its deadline is a conflict pastDeadline knows: it is
+// expired once the answer's transaction has rolled back.
+func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, seq int) error {
 	var status string
 	var past bool
 	var by *string
@@ -202,8 +243,7 @@ func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, s
 	}
 	switch {
 	case status == RoundPending && past:
-		*expired = true
-		return conflict("%s", RoundExpiredMessage)
+		return &Error{Kind: ErrConflict, Message: RoundExpiredMessage, pastDeadline: true}
 	case status == RoundAnswered && by != nil:
 		return conflict("%s", AlreadyAnsweredMessage(*by))
 	case status == RoundAnswered:
@@ -215,12 +255,19 @@ func (s *Store) whyNotPendingTx(ctx context.Context, tx pgx.Tx, callID string, s
 	}
 }
 
+// pastDeadline says err is an answer's to a round still pending past its
+// deadline (see whyNotPendingTx).
+func pastDeadline(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.pastDeadline
+}
+
 // ExpireRound ends a pending round past its deadline, and its call, as the
 // expiry job would, writing the same audit row in the same transaction:
 // found on an answer or a read, not by the job. instance is the instance
 // that found it.
 func (s *Store) ExpireRound(ctx context.Context, instance, callID string, seq int) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		// A held question is its holder's to cancel towards the server.
 		// A round its plan answers at the deadline is its job's (see
 		// ExpireDueRounds).
@@ -246,29 +293,30 @@ func (s *Store) ExpireRound(ctx context.Context, instance, callID string, seq in
 }
 
 // refuseTx ends a pending round and its call without a retry (see
-// Decision.Refusal): responses records the choices made, message says on
-// the call why it ended. Like an answer, it happens once.
-func (s *Store) refuseTx(ctx context.Context, tx pgx.Tx, callID string, seq int, responses json.RawMessage, by, message string, audit []AuditEntry, expired *bool) error {
+// Decision.Refusal): a.Responses records the choices made, a.Refusal says
+// on the call why it ended. Like an answer, it happens once.
+func (s *Store) refuseTx(ctx context.Context, tx *txn, a answer) error {
+	callID, seq := a.callID, a.seq
 	tag, err := tx.Exec(ctx, `
 		update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
 		where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now() and held_by is null`,
-		callID, seq, responses, by)
+		callID, seq, a.Responses, a.By)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return s.whyNotPendingTx(ctx, tx, callID, seq, expired)
+		return s.whyNotPendingTx(ctx, tx, callID, seq)
 	}
 	tag, err = tx.Exec(ctx, `
 		update calls set status = 'cancelled', error = $3, retryable = false, updated_at = now(), finished_at = now()
-		where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, message)
+		where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, a.Refusal)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return conflict("%s", NotWaitingMessage)
 	}
-	for _, e := range audit {
+	for _, e := range a.Audit {
 		if err := auditTx(ctx, tx, e); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,25 +46,39 @@ func NewCallID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// CreateCall stores a queued call and enqueues its first request, in one
-// transaction that also writes the audit entry and returns the call.
+// CreateCall stores a queued call and enqueues its first request for
+// River, in one transaction that also writes the audit entry and returns
+// the call.
 func (s *Store) CreateCall(ctx context.Context, nc NewCall) (*Call, error) {
+	call, _, err := s.CreateCallDirect(ctx, nc, 0)
+	return call, err
+}
+
+// CreateCallDirect is CreateCall for a caller that sends the first request
+// itself, at once: its River job, the safety net, is scheduled after from
+// now, and the request is returned with the call (see Direct). A zero
+// after leaves the request to River, and returns no Direct.
+func (s *Store) CreateCallDirect(ctx context.Context, nc NewCall, after time.Duration) (*Call, *Direct, error) {
 	if len(nc.Arguments) == 0 {
 		nc.Arguments = json.RawMessage(`{}`)
 	}
 	var call *Call
-	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	var sending *Direct
+	err := s.announcedTx(ctx, func(tx *txn) error {
 		var err error
-		call, err = s.createCallTx(ctx, tx, nc)
+		call, sending, err = s.createCallTx(ctx, tx, nc, after)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return call, nil
+	return call, sending, nil
 }
 
-func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call, error) {
+// createCallTx stores the call and enqueues its first request: as River's
+// job, or, with after, as the request it returns for its caller to send at
+// once (see Direct).
+func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after time.Duration) (*Call, *Direct, error) {
 	if len(nc.Arguments) == 0 {
 		nc.Arguments = json.RawMessage(`{}`)
 	}
@@ -71,6 +86,7 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 		nc.Assignee = nc.Owner
 	}
 	var call *Call
+	d := newDirect(after)
 	err := func() error {
 		rows, _ := tx.Query(ctx, `
 			with c as (
@@ -93,7 +109,7 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 		call = &created.Call
 		// A request sent at once needs no second read of its call.
 		sending := created.Call
-		directFor(ctx).knows(&Attempt{Call: &sending, RoundTTL: created.roundTTL()}, attemptSkip{call: true})
+		d.knows(&Attempt{Call: &sending, RoundTTL: created.roundTTL()}, attemptSkip{call: true})
 		if err := setCallDeadlinesTx(ctx, tx, call.ID, nc.Deadlines); err != nil {
 			return err
 		}
@@ -104,7 +120,10 @@ func (s *Store) createCallTx(ctx context.Context, tx pgx.Tx, nc NewCall) (*Call,
 				return err
 			}
 		}
-		return s.enqueueTx(ctx, tx, call.ID, 0)
+		return s.enqueueTx(ctx, tx, d, call.ID, 0)
 	}()
-	return call, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return call, d.sent(), nil
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // CallStatuses are every status a call can have, in the order of its life.
@@ -76,7 +78,7 @@ func parseCursor(cursor string) (*time.Time, *string, error) {
 // (tasks/cancel). It happens once; a finished call
 // is ErrConflict. The audit entry is written in the same transaction.
 func (s *Store) CancelCall(ctx context.Context, callID string, entry AuditEntry) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		var seq int
 		var task bool
 		err := tx.QueryRow(ctx, `
@@ -98,7 +100,7 @@ func (s *Store) CancelCall(ctx context.Context, callID string, entry AuditEntry)
 		if task {
 			// The server is asked to stop the task too; its poll goes on
 			// a while, to keep a result that came all the same.
-			if _, err := s.jobsFor(ctx).InsertTx(ctx, tx, TaskCancelArgs{CallID: callID}, nil); err != nil {
+			if err := s.enqueueJobs(ctx, tx, queue.Insert{Args: queue.TaskCancelArgs{CallID: callID}}); err != nil {
 				return err
 			}
 		}

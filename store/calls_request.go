@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // Attempt is what a request job needs: the call, and the answered round
@@ -174,26 +176,11 @@ func (ct *callWithTTL) roundTTL() time.Duration {
 // sends the request again.
 type Outcome struct {
 	Attempt *AttemptRecord
-	// Job is the River job that made the request, and JobAttempt its
-	// attempt; 0 outside a worker.
-	Job        int64
-	JobAttempt int
-	// Scheduled says Job is the safety net of a request sent directly
-	// (see Direct): it is removed while River has not taken it.
-	Scheduled bool
+	// Job is the job that made the request: River's, completed with the
+	// outcome, or the safety net of a request sent directly (see Direct),
+	// removed while River has not taken it. The zero Job is none.
+	Job queue.Job
 }
-
-// completeJob marks a request's job completed, as River's JobCompleteTx
-// does for a job with no metadata to merge. River's own statement, made
-// for many jobs and every kind of change, is planned afresh each time it
-// runs: under the API's load 0.64 ms of Postgres's time went to planning
-// each completion against 0.2 ms to run it, nearly a fifth of all
-// Postgres's time (pg_stat_statements). This one is planned once on each
-// connection and rides in the outcome's batch. When the job's Work
-// returns, River finds it completed and leaves it so. A job rescued and
-// running again has a later attempt, which this leaves alone.
-const completeJob = `update river_job set state = 'completed', finalized_at = now()
-	where id = $1 and attempt = $2 and state = 'running'`
 
 // queue adds the attempt's record and the job's completion to a batch of
 // the outcome's statements.
@@ -204,11 +191,8 @@ func (o *Outcome) queue(b *pgx.Batch) {
 	if o.Attempt != nil {
 		b.Queue(insertAttempt, o.Attempt.args()...)
 	}
-	switch {
-	case o.Job != 0 && o.Scheduled:
-		b.Queue(unscheduleJob, o.Job)
-	case o.Job != 0:
-		b.Queue(completeJob, o.Job, o.JobAttempt)
+	if finish, ok := queue.Finish(o.Job); ok {
+		finish.Queue(b)
 	}
 }
 
@@ -232,7 +216,7 @@ func (s *Store) FailCall(ctx context.Context, callID string, seq int, message st
 }
 
 func (s *Store) finish(ctx context.Context, callID string, seq int, o *Outcome, set string, args ...any) error {
-	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	return s.announcedTx(ctx, func(tx *txn) error {
 		var webhook bool
 		b := &pgx.Batch{}
 		b.Queue(`update calls set `+set+`, updated_at = now(), finished_at = now()
@@ -246,7 +230,7 @@ func (s *Store) finish(ctx context.Context, callID string, seq int, o *Outcome, 
 				return err
 			})
 		o.queue(b)
-		queueNotes(ctx, b)
+		queueNotes(tx, b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
@@ -305,7 +289,7 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 	if r.Asking > 0 {
 		position = &r.Position
 	}
-	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	return s.announcedTx(ctx, func(tx *txn) error {
 		// The call, the round and the attempt's record in one round trip.
 		// A call that moved on meanwhile updates nothing, and the error
 		// rolls back the rest.
@@ -347,7 +331,7 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position, r.Task, r.Process).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&plan.EscalateAt, &plan.OnExpiry) })
 		o.queue(b)
-		queueNotes(ctx, b)
+		queueNotes(tx, b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return translate(err, "round")
 		}
@@ -366,14 +350,14 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 		if err := auditTx(ctx, tx, entry); err != nil {
 			return err
 		}
-		return s.enqueueTx(ctx, tx, callID, seq+1)
+		return s.enqueueTx(ctx, tx, nil, callID, seq+1)
 	})
 }
 
 // RetryCall queues a failed, retryable call's last request again, with the
 // answers already stored.
 func (s *Store) RetryCall(ctx context.Context, callID string) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		var seq int
 		err := tx.QueryRow(ctx, `
 			update calls set status = 'queued', error = null, retryable = false, finished_at = null, updated_at = now()
@@ -384,7 +368,7 @@ func (s *Store) RetryCall(ctx context.Context, callID string) error {
 		if err != nil {
 			return err
 		}
-		return s.enqueueTx(ctx, tx, callID, seq)
+		return s.enqueueTx(ctx, tx, nil, callID, seq)
 	})
 }
 

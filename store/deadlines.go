@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // What a round nobody answered does at its deadline (on_expiry).
@@ -106,43 +107,17 @@ func (s *Store) SetServerDeadlines(ctx context.Context, name string, d Deadlines
 		where name = $1`, name, interval(d.EscalateAfter), orNil(d.EscalateTo), d.OnExpiry)
 }
 
-// EscalateArgs is the job that escalates round Seq of a call nobody
-// answered in time.
-type EscalateArgs struct {
-	CallID string `json:"call_id"`
-	Seq    int    `json:"seq"`
-}
-
-// Kind names the job for River.
-func (EscalateArgs) Kind() string { return "round_escalate" }
-
-// DeadlineArgs is the job that answers round Seq of a call at its
-// deadline, as its on_expiry says.
-type DeadlineArgs struct {
-	CallID string `json:"call_id"`
-	Seq    int    `json:"seq"`
-}
-
-// Kind names the job for River.
-func (DeadlineArgs) Kind() string { return "round_deadline" }
-
 // scheduleDeadlinesTx schedules the jobs that carry out a new waiting
 // round's plan, as its insert made it, in the round's own transaction.
-func (s *Store) scheduleDeadlinesTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time, plan RoundPlan) error {
-	var jobs []river.InsertManyParams
+func (s *Store) scheduleDeadlinesTx(ctx context.Context, tx *txn, callID string, seq int, expires time.Time, plan RoundPlan) error {
+	var jobs []queue.Insert
 	if plan.EscalateAt != nil {
-		jobs = append(jobs, river.InsertManyParams{Args: EscalateArgs{CallID: callID, Seq: seq},
-			InsertOpts: &river.InsertOpts{ScheduledAt: *plan.EscalateAt}})
+		jobs = append(jobs, queue.Insert{Args: queue.EscalateArgs{CallID: callID, Seq: seq}, At: *plan.EscalateAt})
 	}
 	if plan.OnExpiry != OnExpiryExpire {
-		jobs = append(jobs, river.InsertManyParams{Args: DeadlineArgs{CallID: callID, Seq: seq},
-			InsertOpts: &river.InsertOpts{ScheduledAt: expires}})
+		jobs = append(jobs, queue.Insert{Args: queue.DeadlineArgs{CallID: callID, Seq: seq}, At: expires})
 	}
-	if len(jobs) == 0 {
-		return nil
-	}
-	_, err := s.jobsFor(ctx).InsertManyTx(ctx, tx, jobs)
-	return err
+	return s.enqueueJobs(ctx, tx, jobs...)
 }
 
 // RoundPlan is what will happen to a waiting round nobody answers.
@@ -175,7 +150,7 @@ type Escalated struct {
 // nothing to do (answered, ended, or already with them).
 func (s *Store) EscalateRound(ctx context.Context, instance, callID string, seq int) (*Escalated, error) {
 	var e *Escalated
-	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	err := s.announcedTx(ctx, func(tx *txn) error {
 		var from, to string
 		var expires time.Time
 		var webhook bool
@@ -244,7 +219,7 @@ func (s *Store) DeadlineRound(ctx context.Context, callID string, seq int) (*Cal
 // It reports whether it did.
 func (s *Store) AnswerAtDeadline(ctx context.Context, instance, callID string, seq int, responses json.RawMessage, refusal string) (bool, error) {
 	var done bool
-	err := s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	err := s.announcedTx(ctx, func(tx *txn) error {
 		var onExpiry string
 		err := tx.QueryRow(ctx, `update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
 			where call_id = $1 and seq = $2 and status = 'pending' and held_by is null and on_expiry <> 'expire'
@@ -281,7 +256,7 @@ func (s *Store) AnswerAtDeadline(ctx context.Context, instance, callID string, s
 		if refusal != "" {
 			return s.callFinishedTx(ctx, tx, callID)
 		}
-		return s.enqueueTx(ctx, tx, callID, seq)
+		return s.enqueueTx(ctx, tx, nil, callID, seq)
 	})
 	return done, err
 }

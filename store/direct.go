@@ -2,30 +2,35 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // A request the instance that commits it sends at once, itself, rather
 // than through River: the answer's transaction (or the new call's) inserts
-// the request's job scheduled After from now, and reads what the request
-// needs, so the instance can send it as soon as the commit returns with no
-// transaction more. The outcome's transaction removes the job while it is
-// still scheduled (Outcome.Scheduled). Only an instance that dies, or
-// stops, between the two leaves it: River then sends the request when the
-// job falls due, as it sends any other. A round thus costs the answer's
-// commit and the outcome's, and no fetch, read or completion of a job.
-//
-// Direct is what such a transaction committed: its job and its attempt.
-// Job is 0 when the transaction enqueued no request (a held round's
-// answer goes back on its open session; a refused round ends its call).
+// the request's job scheduled after a delay (queue.ScheduleRequest), and
+// reads what the request needs, so the instance can send it as soon as the
+// commit returns with no transaction more. The outcome's transaction
+// removes the job while it is still scheduled (queue.Finish). Only an
+// instance that dies, or stops, between the two leaves it: River then
+// sends the request when the job falls due, as it sends any other. A round
+// thus costs the answer's commit and the outcome's, and no fetch, read or
+// completion of a job.
+
+// Direct is a request a transaction enqueued for its caller to send at
+// once: its job, the safety net, and its attempt. AnswerChecked and
+// CreateCallDirect return it, nil when they enqueued no request (a held
+// round's answer goes back on its open session; a refused round ends its
+// call).
 type Direct struct {
-	After   time.Duration
 	Job     int64
 	Attempt *Attempt
+	// after is how long from the commit the job waits before River may
+	// send the request.
+	after time.Duration
 	// queued: the job's insert and the attempt's reads of request seq of
 	// callID went in a batch.
 	queued bool
@@ -37,6 +42,16 @@ type Direct struct {
 	skip  attemptSkip
 }
 
+// newDirect is the Direct of a transaction whose caller sends the request
+// it enqueues at once, its job due after from the commit; nil when after
+// is zero: the request goes River's way.
+func newDirect(after time.Duration) *Direct {
+	if after <= 0 {
+		return nil
+	}
+	return &Direct{after: after}
+}
+
 // knows gives the attempt what the transaction that enqueues the request
 // read itself: the reads skip names are not made again.
 func (d *Direct) knows(a *Attempt, skip attemptSkip) {
@@ -44,34 +59,6 @@ func (d *Direct) knows(a *Attempt, skip attemptSkip) {
 		d.known, d.skip = a, skip
 	}
 }
-
-type directKey struct{}
-
-// WithDirect asks the transactions run on ctx that enqueue a request (an
-// answer, a new call) to schedule its job after the given time and read
-// its attempt. The Direct returned is filled when such a transaction
-// commits; nothing in it may be used if it did not.
-func WithDirect(ctx context.Context, after time.Duration) (context.Context, *Direct) {
-	d := &Direct{After: after}
-	return context.WithValue(ctx, directKey{}, d), d
-}
-
-func directFor(ctx context.Context) *Direct {
-	d, _ := ctx.Value(directKey{}).(*Direct)
-	return d
-}
-
-// insertDirectJob inserts the job of a request sent directly, scheduled
-// $4 milliseconds from now, when the call waits for request $3: a plain
-// insert, where River's own takes a statement and a round trip of its own
-// and costs a round a fifth of its Postgres time. The columns left out
-// take River's defaults (priority, metadata, tags); RequestArgs has no
-// uniqueness to keep.
-const insertDirectJob = `
-	insert into river_job (args, kind, max_attempts, queue, scheduled_at, state)
-	select $1::jsonb, $5, $6, $7, now() + make_interval(secs => $4::float8 / 1000), 'scheduled'
-	where exists (select 1 from calls where id = $2 and current_seq = $3 and status = 'queued')
-	returning id`
 
 // queue adds to b the insert of request seq's job and the reads of its
 // attempt, after the batch's changes, in the transaction that enqueues the
@@ -82,16 +69,13 @@ func (d *Direct) queue(s *Store, b *pgx.Batch, callID string, seq int) {
 	if d == nil || d.Job != 0 {
 		return
 	}
-	args, _ := json.Marshal(RequestArgs{CallID: callID, Seq: seq}) // two plain fields
-	b.Queue(insertDirectJob, string(args), callID, seq, d.After.Milliseconds(),
-		RequestArgs{}.Kind(), RequestArgs{}.InsertOpts().MaxAttempts, river.QueueDefault).
-		Query(func(rows pgx.Rows) error {
-			ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-			if len(ids) > 0 {
-				d.Job = ids[0]
-			}
-			return err
-		})
+	queue.ScheduleRequest(callID, seq, d.after).Queue(b).Query(func(rows pgx.Rows) error {
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if len(ids) > 0 {
+			d.Job = ids[0]
+		}
+		return err
+	})
 	d.Attempt, d.queued = s.queueAttempt(b, callID, seq, d.known, d.skip), true
 	d.callID, d.seq = callID, seq
 }
@@ -111,9 +95,26 @@ func (d *Direct) sends(callID string, seq int) bool {
 	}
 }
 
+// sent is d when the transaction enqueued its request, else nil.
+func (d *Direct) sent() *Direct {
+	if d == nil || d.Job == 0 {
+		return nil
+	}
+	return d
+}
+
+// enqueueTx enqueues request seq of callID in tx: as d's, sent at once by
+// the caller, when d sends it, else as River's job.
+func (s *Store) enqueueTx(ctx context.Context, tx *txn, d *Direct, callID string, seq int) error {
+	if d.sends(callID, seq) {
+		return d.scheduleTx(ctx, s, tx, callID, seq)
+	}
+	return s.enqueueJobs(ctx, tx, queue.Insert{Args: queue.RequestArgs{CallID: callID, Seq: seq}})
+}
+
 // scheduleTx inserts the job of a request sent directly and reads its
 // attempt, unless the transaction's batch already did (queue).
-func (s *Store) scheduleTx(ctx context.Context, tx pgx.Tx, d *Direct, callID string, seq int) error {
+func (d *Direct) scheduleTx(ctx context.Context, s *Store, tx *txn, callID string, seq int) error {
 	if !d.queued {
 		b := &pgx.Batch{}
 		d.queue(s, b, callID, seq)
@@ -128,8 +129,8 @@ func (s *Store) scheduleTx(ctx context.Context, tx pgx.Tx, d *Direct, callID str
 	if d.Job == 0 {
 		return conflict("call %s is not queued for request %d", callID, seq)
 	}
-	if a := announcing(ctx); a != nil {
-		a.direct = true
+	if tx.announced {
+		tx.direct = true
 	}
 	return nil
 }
@@ -139,11 +140,10 @@ func (s *Store) scheduleTx(ctx context.Context, tx pgx.Tx, d *Direct, callID str
 // (a handshake-era server holds its call open for minutes; the instance
 // is stopping, or has no free sender).
 func (s *Store) HandToRiver(ctx context.Context, job int64) error {
-	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `update river_job set state = 'available', scheduled_at = now()
-			where id = $1 and state = 'scheduled'`, job)
+	return s.announcedTx(ctx, func(tx *txn) error {
+		tag, err := queue.MakeDue(job).Exec(ctx, tx)
 		if err == nil && tag.RowsAffected() > 0 {
-			announcing(ctx).jobs = true
+			tx.jobs = true
 		}
 		return err
 	})
@@ -153,12 +153,6 @@ func (s *Store) HandToRiver(ctx context.Context, job int64) error {
 // to at: the server could not take the request, and it is sent again then
 // (as River's snooze would).
 func (s *Store) PutOffJob(ctx context.Context, job int64, at time.Time) error {
-	_, err := s.pool.Exec(ctx, `update river_job set scheduled_at = $2 where id = $1 and state = 'scheduled'`, job, at)
+	_, err := queue.PutOff(job, at).Exec(ctx, s.pool)
 	return err
 }
-
-// unscheduleJob removes a directly sent request's job with the request's
-// outcome, while River has not taken it: still scheduled, or due but not
-// yet fetched. A job River runs (the direct send outlived its delay) is
-// left to find the call moved on.
-const unscheduleJob = `delete from river_job where id = $1 and state in ('scheduled', 'available')`

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -30,9 +31,8 @@ func TestDirectAttemptIsRiversAttempt(t *testing.T) {
 	}
 	const after = 7 * time.Second
 
-	dctx, d := store.WithDirect(ctx, after)
-	call, err := st.CreateCall(dctx, store.NewCall{ServerID: srv.ID, Owner: "ada", Method: "tools/call", Target: "book",
-		Arguments: json.RawMessage(`{"to":"Lisbon"}`)})
+	call, d, err := st.CreateCallDirect(ctx, store.NewCall{ServerID: srv.ID, Owner: "ada", Method: "tools/call", Target: "book",
+		Arguments: json.RawMessage(`{"to":"Lisbon"}`)}, after)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +47,11 @@ func TestDirectAttemptIsRiversAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	answers := json.RawMessage(`{"seat":{"action":"accept","content":{"seat":"12A"}}}`)
-	dctx, d = store.WithDirect(ctx, after)
-	if _, err := st.AnswerChecked(dctx, call.ID, 1, "ada", func(store.Answering) (store.Decision, error) {
-		return store.Decision{Responses: answers, By: "ada"}, nil
-	}); err != nil {
+	_, d, err = st.AnswerChecked(ctx, store.Answer{CallID: call.ID, Seq: 1, Person: "ada", SendAfter: after,
+		Decide: func(store.Answering) (store.Decision, error) {
+			return store.Decision{Responses: answers, By: "ada"}, nil
+		}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	a := sameAsRivers(t, st, pool, d, call.ID, 1, after)
@@ -64,21 +65,21 @@ func TestDirectAttemptIsRiversAttempt(t *testing.T) {
 func sameAsRivers(t *testing.T, st *store.Store, pool *pgxpool.Pool, d *store.Direct, callID string, seq int, after time.Duration) *store.Attempt {
 	t.Helper()
 	ctx := context.Background()
-	if d.Job == 0 || d.Attempt == nil {
-		t.Fatalf("request %d: job %d, attempt %v; want both", seq, d.Job, d.Attempt)
+	if d == nil || d.Job == 0 || d.Attempt == nil {
+		t.Fatalf("request %d: %+v; want a job and an attempt", seq, d)
 	}
-	var kind, state, queue string
+	var kind, state, q string
 	var attempts, priority int
-	var args store.RequestArgs
+	var args queue.RequestArgs
 	var delay time.Duration
 	if err := pool.QueryRow(ctx, `select kind, state::text, queue, max_attempts, priority, args, scheduled_at - created_at
-		from river_job where id = $1`, d.Job).Scan(&kind, &state, &queue, &attempts, &priority, &args, &delay); err != nil {
+		from river_job where id = $1`, d.Job).Scan(&kind, &state, &q, &attempts, &priority, &args, &delay); err != nil {
 		t.Fatal(err)
 	}
-	if kind != (store.RequestArgs{}).Kind() || state != "scheduled" || queue != "default" || priority != 1 ||
-		attempts != (store.RequestArgs{}).InsertOpts().MaxAttempts || args != (store.RequestArgs{CallID: callID, Seq: seq}) || delay != after {
+	if kind != (queue.RequestArgs{}).Kind() || state != "scheduled" || q != "default" || priority != 1 ||
+		attempts != (queue.RequestArgs{}).InsertOpts().MaxAttempts || args != (queue.RequestArgs{CallID: callID, Seq: seq}) || delay != after {
 		t.Errorf("request %d's job: %s %s %s, %d attempts, priority %d, args %+v, due %s after its insert",
-			seq, kind, state, queue, attempts, priority, args, delay)
+			seq, kind, state, q, attempts, priority, args, delay)
 	}
 	rivers, err := st.StartAttempt(ctx, callID, seq)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // MarkHandshake records that a call is about to go out over a held
@@ -33,7 +35,7 @@ type HeldRound struct {
 // round, and returns its number.
 func (s *Store) AddHeldRound(ctx context.Context, callID string, prevSeq int, r HeldRound) (int, error) {
 	var seq int
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		var webhook bool
 		err := tx.QueryRow(ctx, `
 			update calls set status = 'input_required', current_seq = current_seq + 1, updated_at = now()
@@ -110,7 +112,7 @@ func (s *Store) CompleteURLElicitation(ctx context.Context, callID, elicitationI
 // being worked: a held call outlives the time after which River takes a
 // running job for orphaned.
 func (s *Store) KeepJobAlive(ctx context.Context, jobID int64) error {
-	_, err := s.pool.Exec(ctx, `update river_job set attempted_at = now() where id = $1 and state = 'running'`, jobID)
+	_, err := queue.KeepAlive(jobID).Exec(ctx, s.pool)
 	return err
 }
 
@@ -119,7 +121,7 @@ func (s *Store) KeepJobAlive(ctx context.Context, jobID int64) error {
 // question still waiting is cancelled. Retryable, its retry starts a new
 // session, the answers given before filled in.
 func (s *Store) AbandonHeldCall(ctx context.Context, callID, message string, retryable bool) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		tag, err := tx.Exec(ctx, `update calls set status = 'failed', error = $2, retryable = $3,
 			updated_at = now(), finished_at = now()
 			where id = $1 and handshake and status in ('queued', 'running', 'input_required')`, callID, message, retryable)

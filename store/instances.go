@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // Instance is a running (or lately running) app instance, as its heartbeat
@@ -50,8 +52,7 @@ func (s *Store) Beat(ctx context.Context, hb Heartbeat) error {
 	_, err := s.pool.Exec(ctx, `
 		insert into instances (id, version, hostname, pid, started_at, last_seen_at, interval_ms, jobs_running, auth_heard)
 		values ($1, $2, $3, $4, $5, now(), $6,
-		        (select count(*) from river_job
-		         where state = 'running' and attempted_by[cardinality(attempted_by)] = $1), $7)
+		        `+queue.RunningOn+`, $7)
 		on conflict (id) do update
 		set last_seen_at = now(), jobs_running = excluded.jobs_running, stopped_at = null,
 		    auth_heard = greatest(instances.auth_heard, excluded.auth_heard)`,
@@ -70,7 +71,7 @@ func (s *Store) Instances(ctx context.Context) ([]Instance, error) {
 	rows, _ := s.pool.Query(ctx, `
 		select i.id, i.version, i.hostname, i.pid, i.started_at, i.last_seen_at, i.interval_ms,
 		       i.jobs_running, i.stopped_at,
-		       exists (select 1 from river_leader l where l.leader_id = i.id and l.expires_at > now()) as leader,
+		       `+queue.Leads+` as leader,
 		       now() as now
 		from instances i
 		where i.last_seen_at > now() - interval '1 day'

@@ -2,12 +2,11 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // LocalProcess is how a local (stdio) server's process runs on one
@@ -87,24 +86,12 @@ func (s *Store) LocalOwner(ctx context.Context, callID string, seq int) (string,
 	return owner, err
 }
 
-// LocalQueue is the River queue only an instance works: where a request
-// that must reach its local process is handed over.
-func LocalQueue(instance string) string {
-	sum := sha256.Sum256([]byte(instance))
-	return "local_" + hex.EncodeToString(sum[:])[:16]
-}
-
 // HandOver moves a request job to the queue of the instance that must run
 // it: the job of round seq's retry goes there, and the running job
-// (attempt of job) completes, in one transaction.
-func (s *Store) HandOver(ctx context.Context, job int64, attempt int, callID string, seq int, instance string) error {
+// completes, in one transaction.
+func (s *Store) HandOver(ctx context.Context, running queue.Job, callID string, seq int, instance string) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := s.jobsFor(ctx).InsertTx(ctx, tx, RequestArgs{CallID: callID, Seq: seq},
-			&river.InsertOpts{Queue: LocalQueue(instance)}); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, completeJob, job, attempt)
-		return err
+		return s.jobs.HandOver(ctx, tx, running, callID, seq, instance)
 	})
 }
 
@@ -112,10 +99,6 @@ func (s *Store) HandOver(ctx context.Context, job int64, attempt int, callID str
 // instances that are gone back to the default queue, where any instance
 // runs them (and finds the process that asked gone).
 func (s *Store) ReclaimLocalJobs(ctx context.Context) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `
-		update river_job set queue = 'default'
-		where kind = 'mcp_request' and queue like 'local\_%' and state in ('available', 'scheduled', 'retryable')
-		  and queue not in (select 'local_' || left(encode(sha256(convert_to(i.id, 'UTF8')), 'hex'), 16)
-		                    from instances i where not `+instanceGone+`)`)
+	tag, err := queue.ReclaimLocal(instanceGone).Exec(ctx, s.pool)
 	return tag.RowsAffected(), err
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/store/storetest"
 )
@@ -69,7 +70,7 @@ func TestLocalHandOver(t *testing.T) {
 
 	callID, job := running()
 	if err := st.AddRound(ctx, callID, 0, store.NewRound{InputRequests: json.RawMessage(`{}`), ExpiresAt: time.Now().Add(time.Hour),
-		Process: "process-a"}, store.Outcome{Job: job, JobAttempt: 1}); err != nil {
+		Process: "process-a"}, store.Outcome{Job: queue.Job{ID: job, Attempt: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if o := owner(callID); o != "a" {
@@ -97,10 +98,10 @@ func TestLocalHandOver(t *testing.T) {
 	}
 	toA, jobA := running()
 	toB, jobB := running()
-	if err := st.HandOver(ctx, jobA, 1, toA, 0, "a"); err != nil {
+	if err := st.HandOver(ctx, queue.Job{ID: jobA, Attempt: 1}, toA, 0, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.HandOver(ctx, jobB, 1, toB, 0, "b"); err != nil {
+	if err := st.HandOver(ctx, queue.Job{ID: jobB, Attempt: 1}, toB, 0, "b"); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range []int64{jobA, jobB} {
@@ -109,7 +110,7 @@ func TestLocalHandOver(t *testing.T) {
 			t.Errorf("the job handed over is %q (%v), want completed", state, err)
 		}
 	}
-	if q := queueOf(toB); q != store.LocalQueue("b") {
+	if q := queueOf(toB); q != queue.LocalQueue("b") {
 		t.Errorf("handed to b, the retry is in queue %q", q)
 	}
 	if n, err := st.ReclaimLocalJobs(ctx); err != nil || n != 1 {
@@ -118,7 +119,7 @@ func TestLocalHandOver(t *testing.T) {
 	if q := queueOf(toA); q != "default" {
 		t.Errorf("the retry handed to a, which stopped, is in queue %q, want default", q)
 	}
-	if q := queueOf(toB); q != store.LocalQueue("b") {
+	if q := queueOf(toB); q != queue.LocalQueue("b") {
 		t.Errorf("the retry handed to b, alive, is in queue %q", q)
 	}
 }

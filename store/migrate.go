@@ -13,10 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/mcp-rounds/rounds/migrations"
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // migrationLock is the advisory lock that keeps instances starting together
@@ -50,12 +49,8 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), "select pg_advisory_unlock($1)", migrationLock) //nolint:errcheck
 
-	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
-	if err != nil {
+	if err := queue.Migrate(ctx, pool); err != nil {
 		return err
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("river migrations: %w", err)
 	}
 
 	db := stdlib.OpenDBFromPool(pool)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // Notifier listens for call changes on one connection and wakes the
@@ -55,7 +57,7 @@ type Notification struct {
 
 // JobsInserted is River's insert notification for the queue every job of
 // Rounds runs on, as a Relay hands it on.
-var JobsInserted = Notification{Channel: "river_insert", Payload: riverInsertPayload}
+var JobsInserted = Notification{Channel: queue.InsertChannel, Payload: queue.InsertPayload}
 
 // Relay hands on what the notifier hears on the channels it relays.
 type Relay struct {

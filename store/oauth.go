@@ -265,7 +265,7 @@ func (s *Store) SaveOAuthToken(ctx context.Context, t OAuthToken) (resumed int, 
 	if err != nil {
 		return 0, err
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx *txn) error {
 		if _, err := tx.Exec(ctx, `insert into oauth_tokens (server_id, owner, issuer, token_endpoint, client_id,
 			client_secret_enc, auth_method, resource, scope, access_enc, refresh_enc, expires_at)
 			values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
@@ -290,7 +290,7 @@ func (s *Store) SaveOAuthToken(ctx context.Context, t OAuthToken) (resumed int, 
 			return err
 		}
 		for _, c := range calls {
-			if err := s.enqueueTx(ctx, tx, c.ID, c.Seq); err != nil {
+			if err := s.enqueueTx(ctx, tx, nil, c.ID, c.Seq); err != nil {
 				return err
 			}
 		}

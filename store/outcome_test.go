@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/store/storetest"
 )
@@ -64,7 +65,7 @@ func TestOutcomeCompletesItsJob(t *testing.T) {
 	}
 
 	asked, job := running(1)
-	if err := st.AddRound(ctx, asked, 0, round, store.Outcome{Job: job, JobAttempt: 1}); err != nil {
+	if err := st.AddRound(ctx, asked, 0, round, store.Outcome{Job: queue.Job{ID: job, Attempt: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := state(job); got != "completed" {
@@ -74,7 +75,7 @@ func TestOutcomeCompletesItsJob(t *testing.T) {
 		t.Errorf("a second round for a request answered already: %v, want a conflict", err)
 	}
 	done, job := running(1)
-	if err := st.CompleteCall(ctx, done, 0, json.RawMessage(`{"content":[]}`), store.Outcome{Job: job, JobAttempt: 1}); err != nil {
+	if err := st.CompleteCall(ctx, done, 0, json.RawMessage(`{"content":[]}`), store.Outcome{Job: queue.Job{ID: job, Attempt: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := state(job); got != "completed" {
@@ -82,7 +83,7 @@ func TestOutcomeCompletesItsJob(t *testing.T) {
 	}
 
 	rescued, job := running(2)
-	if err := st.CompleteCall(ctx, rescued, 0, json.RawMessage(`{"content":[]}`), store.Outcome{Job: job, JobAttempt: 1}); err != nil {
+	if err := st.CompleteCall(ctx, rescued, 0, json.RawMessage(`{"content":[]}`), store.Outcome{Job: queue.Job{ID: job, Attempt: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := state(job); got != "running" {
@@ -90,7 +91,7 @@ func TestOutcomeCompletesItsJob(t *testing.T) {
 	}
 
 	moved, job := running(1)
-	err = st.CompleteCall(ctx, moved, 1, json.RawMessage(`{"content":[]}`), store.Outcome{Job: job, JobAttempt: 1})
+	err = st.CompleteCall(ctx, moved, 1, json.RawMessage(`{"content":[]}`), store.Outcome{Job: queue.Job{ID: job, Attempt: 1}})
 	if !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("an outcome for a request the call is not waiting for: %v, want a conflict", err)
 	}

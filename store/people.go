@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // Contact is how a person is reached: their e-mail address, and whether
@@ -141,7 +143,7 @@ func (s *Store) ReassignCall(ctx context.Context, callID, assignee string, entry
 	if err := s.CheckAssignee(ctx, assignee); err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		var seq int
 		var created, expires time.Time
 		err := tx.QueryRow(ctx, `
@@ -201,7 +203,7 @@ func (s *Store) RoundMail(ctx context.Context, callID string, seq int, recipient
 // records it as sent in the same transaction: of any number of jobs
 // sending the same mail, on any instances, one sends it. Should send fail,
 // nothing is recorded and a later attempt sends it.
-func (s *Store) SendRoundMailOnce(ctx context.Context, a MailArgs, send func() error) (sent bool, err error) {
+func (s *Store) SendRoundMailOnce(ctx context.Context, a queue.MailArgs, send func() error) (sent bool, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `insert into round_mails (call_id, seq, recipient, kind) values ($1, $2, $3, $4)
 			on conflict do nothing`, a.CallID, a.Seq, a.Recipient, a.Mail)

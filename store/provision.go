@@ -218,7 +218,7 @@ func (s *Store) UpdateProvisionedUser(ctx context.Context, id int64, p Provision
 		email = ""
 	}
 	var changed bool
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx *txn) error {
 		if err := userNameFreeTx(ctx, tx, p.UserName, id); err != nil {
 			return err
 		}
@@ -269,7 +269,7 @@ func (s *Store) UpdateProvisionedUser(ctx context.Context, id int64, p Provision
 // forgets what it said of them. The account stays, disabled, so that the
 // calls and answers that name it keep their meaning.
 func (s *Store) DeleteProvisionedUser(ctx context.Context, id int64, by Provisioner) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		var disabled bool
 		err := tx.QueryRow(ctx, `with p as (delete from scim_users where user_id = $1 returning user_id)
 			select u.disabled from p join users u on u.id = p.user_id`, id).Scan(&disabled)
@@ -299,7 +299,7 @@ const AdminsTeam = "admins"
 // else to the admins' queue, mailing the people they now wait for, with an
 // audit entry for each. The caller announces the change (authChanged)
 // after the commit, so every instance refuses the account at once.
-func (s *Store) deactivateTx(ctx context.Context, tx pgx.Tx, id int64, by Provisioner) error {
+func (s *Store) deactivateTx(ctx context.Context, tx *txn, id int64, by Provisioner) error {
 	var name string
 	if err := tx.QueryRow(ctx, `update users set disabled = true, updated_at = now() where id = $1 returning name`, id).
 		Scan(&name); err != nil {

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // Events posted to a call's webhook.
@@ -18,50 +19,6 @@ const (
 	EventRoundWaiting = "round.waiting"
 	EventCallFinished = "call.finished"
 )
-
-// Kinds of round mail.
-const (
-	MailWaiting  = "waiting"
-	MailReminder = "reminder"
-)
-
-// MailArgs is the job that mails one person about one round: that it
-// waits for them, or (a reminder) that a quarter of its time is left.
-type MailArgs struct {
-	CallID    string `json:"call_id"`
-	Seq       int    `json:"seq"`
-	Recipient string `json:"recipient"`
-	Mail      string `json:"mail"` // MailWaiting or MailReminder
-}
-
-// Kind names the job for River.
-func (MailArgs) Kind() string { return "round_mail" }
-
-// MailAttempts is how many times a mail is tried: with the engine's
-// backoff, about four days. A mail about a round that no longer waits is
-// dropped at its next attempt.
-const MailAttempts = 100
-
-// InsertOpts retries a mail the SMTP server did not take.
-func (MailArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: MailAttempts} }
-
-// WebhookArgs is the job that posts one webhook event; every attempt sends
-// the same stored id and body.
-type WebhookArgs struct {
-	DeliveryID string `json:"delivery_id"`
-}
-
-// Kind names the job for River.
-func (WebhookArgs) Kind() string { return "webhook_delivery" }
-
-// WebhookAttempts is how many times an event is posted before it is given
-// up; the engine's backoff spreads them over more than a day.
-const WebhookAttempts = 9
-
-// InsertOpts allows for a receiver that is down for a day.
-func (WebhookArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: WebhookAttempts}
-}
 
 // ReachOptions say how the store tells people about calls.
 type ReachOptions struct {
@@ -78,7 +35,7 @@ type ReachOptions struct {
 // question held on a session, which its holder ends): a mail job for each
 // (with its reminder) when mail is on, and a round.waiting event when the
 // call has a webhook.
-func (s *Store) roundWaitingTx(ctx context.Context, tx pgx.Tx, callID string, seq int, expires time.Time, webhook bool, plan *RoundPlan) error {
+func (s *Store) roundWaitingTx(ctx context.Context, tx *txn, callID string, seq int, expires time.Time, webhook bool, plan *RoundPlan) error {
 	if plan != nil {
 		if err := s.scheduleDeadlinesTx(ctx, tx, callID, seq, expires, *plan); err != nil {
 			return err
@@ -97,14 +54,14 @@ func (s *Store) roundWaitingTx(ctx context.Context, tx pgx.Tx, callID string, se
 
 // callFinishedTx posts call.finished to the call's webhook, if it has one,
 // in the transaction that ends the call.
-func (s *Store) callFinishedTx(ctx context.Context, tx pgx.Tx, callID string) error {
+func (s *Store) callFinishedTx(ctx context.Context, tx *txn, callID string) error {
 	return s.webhookTx(ctx, tx, callID, EventCallFinished)
 }
 
 // mailRoundTx enqueues a mail to each person round seq waits for who has an
 // address and wants mail, and a reminder for when a quarter of its time is
 // left.
-func (s *Store) mailRoundTx(ctx context.Context, tx pgx.Tx, callID string, seq int, created, expires time.Time) error {
+func (s *Store) mailRoundTx(ctx context.Context, tx *txn, callID string, seq int, created, expires time.Time) error {
 	rows, _ := tx.Query(ctx, `
 		select u.name from calls c join users u
 		  on u.name = coalesce(c.assignee, c.owner)
@@ -117,23 +74,22 @@ func (s *Store) mailRoundTx(ctx context.Context, tx pgx.Tx, callID string, seq i
 		return err
 	}
 	remindAt := expires.Add(-expires.Sub(created) / 4)
-	var jobs []river.InsertManyParams
+	var jobs []queue.Insert
 	for _, p := range people {
-		jobs = append(jobs, river.InsertManyParams{Args: MailArgs{CallID: callID, Seq: seq, Recipient: p, Mail: MailWaiting}})
+		jobs = append(jobs, queue.Insert{Args: queue.MailArgs{CallID: callID, Seq: seq, Recipient: p, Mail: queue.MailWaiting}})
 		// A round given to someone when less than a quarter of its time is
 		// left gets one mail, which says the deadline, not two at once.
 		if remindAt.After(time.Now()) {
-			jobs = append(jobs, river.InsertManyParams{Args: MailArgs{CallID: callID, Seq: seq, Recipient: p, Mail: MailReminder},
-				InsertOpts: &river.InsertOpts{MaxAttempts: MailAttempts, ScheduledAt: remindAt}})
+			jobs = append(jobs, queue.Insert{Args: queue.MailArgs{CallID: callID, Seq: seq, Recipient: p, Mail: queue.MailReminder},
+				At: remindAt})
 		}
 	}
-	_, err = s.jobsFor(ctx).InsertManyTx(ctx, tx, jobs)
-	return err
+	return s.enqueueJobs(ctx, tx, jobs...)
 }
 
 // webhookTx stores an event about the call as it is now, with an id of its
 // own, and enqueues its delivery; a call without a webhook gets none.
-func (s *Store) webhookTx(ctx context.Context, tx pgx.Tx, callID, event string) error {
+func (s *Store) webhookTx(ctx context.Context, tx *txn, callID, event string) error {
 	if s.reach.CallJSON == nil {
 		return nil
 	}
@@ -163,8 +119,7 @@ func (s *Store) webhookTx(ctx context.Context, tx pgx.Tx, callID, event string) 
 		values ($1, $2, $3, $4, $5, $6)`, id, callID, event, *call.WebhookURL, call.Owner, body); err != nil {
 		return err
 	}
-	_, err = s.jobsFor(ctx).InsertTx(ctx, tx, WebhookArgs{DeliveryID: id}, nil)
-	return err
+	return s.enqueueJobs(ctx, tx, queue.Insert{Args: queue.WebhookArgs{DeliveryID: id}})
 }
 
 // newDeliveryID makes a webhook-id: "msg_" and 26 random characters.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-rounds/rounds/queue"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/store/storetest"
 )
@@ -109,7 +110,7 @@ func TestRoundMailOnce(t *testing.T) {
 	}
 	var sent atomic.Int32
 	var wg sync.WaitGroup
-	args := store.MailArgs{CallID: id, Seq: 1, Recipient: "ada", Mail: store.MailWaiting}
+	args := queue.MailArgs{CallID: id, Seq: 1, Recipient: "ada", Mail: queue.MailWaiting}
 	for range 8 {
 		wg.Go(func() {
 			if _, err := st.SendRoundMailOnce(ctx, args, func() error {
@@ -126,7 +127,7 @@ func TestRoundMailOnce(t *testing.T) {
 		t.Errorf("the mail was sent %d times", n)
 	}
 	// A send that fails leaves nothing behind: the next attempt sends.
-	args.Mail = store.MailReminder
+	args.Mail = queue.MailReminder
 	if _, err := st.SendRoundMailOnce(ctx, args, func() error { return errors.New("451 try later") }); err == nil {
 		t.Fatal("a failed send was not reported")
 	}
@@ -144,9 +145,10 @@ func TestRoundMailOnce(t *testing.T) {
 // answerRound stores responses as by's answers to round seq, as the
 // answer pages and the API do.
 func answerRound(ctx context.Context, st *store.Store, callID string, seq int, responses, by string) error {
-	_, err := st.AnswerChecked(ctx, callID, seq, "ada", func(store.Answering) (store.Decision, error) {
-		return store.Decision{Responses: json.RawMessage(responses), By: by}, nil
-	})
+	_, _, err := st.AnswerChecked(ctx, store.Answer{CallID: callID, Seq: seq, Person: "ada",
+		Decide: func(store.Answering) (store.Decision, error) {
+			return store.Decision{Responses: json.RawMessage(responses), By: by}, nil
+		}})
 	return err
 }
 

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // Round outcomes, as rounds.outcome records them.
@@ -181,10 +183,7 @@ type JobCount struct {
 
 // JobQueue counts the River jobs not yet finished, by kind and state.
 func (s *Store) JobQueue(ctx context.Context) ([]JobCount, error) {
-	rows, _ := s.pool.Query(ctx, `
-		select kind, state::text as state, count(*) as n from river_job
-		where state in ('available', 'pending', 'scheduled', 'retryable', 'running')
-		group by 1, 2`)
+	rows, _ := s.pool.Query(ctx, queue.JobCounts)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[JobCount])
 }
 

@@ -6,18 +6,16 @@
 package store
 
 import (
-	"context"
 	"crypto/cipher"
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // The store's error vocabulary. Handlers map them to statuses.
@@ -31,6 +29,8 @@ var (
 type Error struct {
 	Kind    error
 	Message string
+	// pastDeadline: an answer found its round pending past its deadline.
+	pastDeadline bool
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -44,26 +44,10 @@ func notFound(what string) error {
 	return &Error{Kind: ErrNotFound, Message: what + " not found"}
 }
 
-// RequestArgs is the job that sends one MCP request: the first request of a
-// call (Seq 0) or the retry carrying the answers to round Seq.
-type RequestArgs struct {
-	CallID string `json:"call_id"`
-	Seq    int    `json:"seq"`
-}
-
-// Kind names the job for River.
-func (RequestArgs) Kind() string { return "mcp_request" }
-
-// InsertOpts lets a job orphaned by a dead instance be rescued and run again.
-func (RequestArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5} }
-
 // Store is the Postgres store.
 type Store struct {
-	pool *pgxpool.Pool
-	jobs *river.Client[pgx.Tx] // insert-only
-	// quietJobs inserts without River's notification in the transaction,
-	// for transactions announced after their commit (see announce.go).
-	quietJobs *river.Client[pgx.Tx]
+	pool      *pgxpool.Pool
+	jobs      *queue.Inserter
 	announcer *announcer
 	aead      cipher.AEAD // encrypts server credentials
 	reach     ReachOptions
@@ -88,17 +72,11 @@ type Options struct {
 
 // New returns a Store over pool.
 func New(pool *pgxpool.Pool, opts ...Options) (*Store, error) {
-	// The insert notification that wakes the workers is limited to one per
-	// FetchCooldown; keep it short so an answer's retry is picked up at once.
-	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{FetchCooldown: time.Millisecond})
+	jobs, err := queue.NewInserter(pool)
 	if err != nil {
 		return nil, err
 	}
-	quiet, err := river.NewClient(quietDriver{riverpgxv5.New(pool)}, &river.Config{})
-	if err != nil {
-		return nil, err
-	}
-	s := &Store{pool: pool, jobs: jobs, quietJobs: quiet, announcer: newAnnouncer(pool)}
+	s := &Store{pool: pool, jobs: jobs, announcer: newAnnouncer(pool)}
 	for _, o := range opts {
 		if o.Notifier != nil {
 			s.cacheAuth(o.Notifier)
@@ -110,34 +88,8 @@ func New(pool *pgxpool.Pool, opts ...Options) (*Store, error) {
 	return s, nil
 }
 
-// quietDriver is River's pgx driver, saying that it cannot notify: River
-// then sends no insert notification in the transaction (it would send the
-// first one of each client even with the longest cooldown). The announcer
-// tells of the jobs after the commit.
-type quietDriver struct{ *riverpgxv5.Driver }
-
-func (quietDriver) SupportsListenNotify() bool { return false }
-
-// jobsFor returns the client that inserts jobs in the transaction ctx runs
-// in: a quiet one when the transaction is announced after its commit.
-func (s *Store) jobsFor(ctx context.Context) *river.Client[pgx.Tx] {
-	if a := announcing(ctx); a != nil {
-		a.jobs = true
-		return s.quietJobs
-	}
-	return s.jobs
-}
-
 // Pool returns the pool, for health checks.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
-func (s *Store) enqueueTx(ctx context.Context, tx pgx.Tx, callID string, seq int) error {
-	if d := directFor(ctx); d.sends(callID, seq) {
-		return s.scheduleTx(ctx, tx, d, callID, seq)
-	}
-	_, err := s.jobsFor(ctx).InsertTx(ctx, tx, RequestArgs{CallID: callID, Seq: seq}, nil)
-	return err
-}
 
 // translate maps driver errors to the store's vocabulary.
 func translate(err error, what string) error {

@@ -80,9 +80,10 @@ func TestRefuseRound(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = st.AnswerChecked(ctx, id, 1, "ada", func(store.Answering) (store.Decision, error) {
-				return store.Decision{Responses: json.RawMessage(`{"task":{"action":"decline"}}`), By: "ada", Refusal: "Declined."}, nil
-			})
+			_, _, errs[i] = st.AnswerChecked(ctx, store.Answer{CallID: id, Seq: 1, Person: "ada",
+				Decide: func(store.Answering) (store.Decision, error) {
+					return store.Decision{Responses: json.RawMessage(`{"task":{"action":"decline"}}`), By: "ada", Refusal: "Declined."}, nil
+				}})
 		})
 	}
 	wg.Wait()

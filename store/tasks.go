@@ -7,7 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/riverqueue/river"
+
+	"github.com/mcp-rounds/rounds/queue"
 )
 
 // A call the server runs as a task (the io.modelcontextprotocol/tasks
@@ -15,34 +16,6 @@ import (
 // task asks the server where it stands, on any instance, at the server's
 // pace; the task's questions become rounds like any other, and answering
 // one sends tasks/update through the call's request job.
-
-// TaskArgs is the job that polls a call's task until it ends. It snoozes
-// between polls, so one job serves the task's whole life.
-type TaskArgs struct {
-	CallID string `json:"call_id"`
-}
-
-// Kind is River's name for the job.
-func (TaskArgs) Kind() string { return "task_poll" }
-
-// TaskPollAttempts is how many failed polls in a row a task survives
-// before its call fails (a snoozed poll is not an attempt).
-const TaskPollAttempts = 12
-
-// InsertOpts bounds the polls that fail.
-func (TaskArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: TaskPollAttempts} }
-
-// TaskCancelArgs is the job that asks the server to stop a call's task,
-// once a person stopped the call.
-type TaskCancelArgs struct {
-	CallID string `json:"call_id"`
-}
-
-// Kind is River's name for the job.
-func (TaskCancelArgs) Kind() string { return "task_cancel" }
-
-// InsertOpts tries a few times: the server may be down for a moment.
-func (TaskCancelArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5} }
 
 // TaskState is what Rounds keeps of a task as last polled.
 type TaskState struct {
@@ -71,7 +44,7 @@ const taskProgress = `case when $5::text = '' then progress
 // call runs on, and its poll job is enqueued for firstPoll, in the
 // outcome's transaction.
 func (s *Store) StartTask(ctx context.Context, callID string, seq int, t TaskState, firstPoll time.Time, instance string, with ...Outcome) error {
-	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	return s.announcedTx(ctx, func(tx *txn) error {
 		b := &pgx.Batch{}
 		b.Queue(`update calls set status = 'running', task_id = $3, task_status = $4, progress = `+taskProgress+`,
 			       task_poll_ms = $6, task_expires_at = $7, task_keys = '{}', task_stopped_at = null,
@@ -92,9 +65,7 @@ func (s *Store) StartTask(ctx context.Context, callID string, seq int, t TaskSta
 			Target: callID, Detail: map[string]any{"seq": seq}}); err != nil {
 			return err
 		}
-		_, err := s.jobsFor(ctx).InsertTx(ctx, tx, TaskArgs{CallID: callID}, &river.InsertOpts{
-			MaxAttempts: TaskPollAttempts, ScheduledAt: firstPoll})
-		return err
+		return s.enqueueJobs(ctx, tx, queue.Insert{Args: queue.TaskArgs{CallID: callID}, At: firstPoll})
 	})
 }
 
@@ -124,7 +95,7 @@ func taskMessage(c *Call) string {
 // (tasks/update): the call runs again, and its task is polled at once to
 // see what the answers changed.
 func (s *Store) TaskAnswered(ctx context.Context, callID string, seq int, with ...Outcome) error {
-	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	return s.announcedTx(ctx, func(tx *txn) error {
 		b := &pgx.Batch{}
 		b.Queue(`update calls set status = 'running', updated_at = now()
 			where id = $1 and current_seq = $2 and status in ('queued', 'running')`, callID, seq).
@@ -134,20 +105,16 @@ func (s *Store) TaskAnswered(ctx context.Context, callID string, seq int, with .
 				}
 				return nil
 			})
-		b.Queue(pollNow, callID)
+		queue.PollNow(callID).Queue(b)
 		firstOutcome(with).queue(b)
-		queueNotes(ctx, b)
+		queueNotes(tx, b)
 		return tx.SendBatch(ctx, b).Close()
 	})
 }
 
-// pollNow brings a task's waiting poll forward to now.
-const pollNow = `update river_job set state = 'available', scheduled_at = now()
-	where kind = 'task_poll' and args @> jsonb_build_object('call_id', $1::text) and state = 'scheduled'`
-
 // PollTaskNow brings the call's task's next poll forward to now.
 func (s *Store) PollTaskNow(ctx context.Context, callID string) error {
-	_, err := s.pool.Exec(ctx, pollNow, callID)
+	_, err := queue.PollNow(callID).Exec(ctx, s.pool)
 	return err
 }
 
@@ -166,7 +133,7 @@ type TaskEnd struct {
 // result: the server did the work. It is ErrConflict when the call already
 // ended otherwise.
 func (s *Store) EndTask(ctx context.Context, callID string, end TaskEnd) error {
-	return s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	return s.announcedTx(ctx, func(tx *txn) error {
 		var webhook bool
 		var seq int
 		err := tx.QueryRow(ctx, `update calls set status = $2, result = $3, error = $4, retryable = false,

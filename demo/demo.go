@@ -49,7 +49,11 @@ func NewServer(opts Options) *mcp.Server {
 		Capabilities: &mcp.ServerCapabilities{}, // the SDK adds tools, prompts and resources
 	})
 	for _, t := range d.tools() {
-		s.AddTool(t.def, d.handler(t))
+		h := d.handler(t)
+		if t.run != nil {
+			h = t.run
+		}
+		s.AddTool(t.def, h)
 	}
 	for _, p := range d.prompts() {
 		s.AddPrompt(p.def, d.promptHandler(p))

@@ -22,6 +22,7 @@ func (d *demo) tools() []*tool {
 		approve(),
 		writeHaiku(),
 		showRoots(),
+		generateReport(),
 	}
 	for _, t := range ts {
 		t.def.InputSchema = t.input.raw

@@ -151,6 +151,21 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	c.restarts, s.replay_answers as server_replay, c.progress,
 	c.task_id, c.task_status, c.task_poll_ms, c.task_expires_at, c.task_keys, c.task_stopped_at`
 
+// callColumnsShown is callColumns as a person is shown the call: a queued
+// call whose request is out says running (see callSent). It is worked
+// out where the call is read, so a request costs no commit to say so.
+var callColumnsShown = strings.Replace(callColumns, `else c.status end as status`,
+	`when c.status = 'queued' and `+callSent+` then 'running' else c.status end as status`, 1)
+
+// callSent is true of a queued call whose request has been sent and not yet
+// answered: its River job runs, or the job is still scheduled, which is the
+// safety net of a request the instance that committed it sends directly
+// (store.Direct), and no retry waits for its time. A request sent again
+// after an outage is scheduled too, but its call's retry_at is still ahead.
+const callSent = `exists (select 1 from river_job j where j.kind = 'mcp_request'
+	and j.args @> jsonb_build_object('call_id', c.id::text, 'seq', c.current_seq)
+	and (j.state = 'running' or (j.state = 'scheduled' and (c.retry_at is null or c.retry_at <= now()))))`
+
 // callColumnsSending reads a call that is being created or sent, which
 // no deadline has passed: its status is its own.
 var callColumnsSending = strings.ReplaceAll(callColumns, callPastDeadline, "false")

@@ -33,8 +33,8 @@ type Replica struct {
 	replayed LSN       // how far it had replayed at the last look
 	// horizon: the replica had every commit the primary made before it.
 	horizon time.Time
-	seen     time.Time // when it last answered; zero: down
-	down     bool      // for logging the change once
+	seen    time.Time // when it last answered; zero: down
+	down    bool      // for logging the change once
 }
 
 // walMark is where the primary's log ended, read at a time no later than

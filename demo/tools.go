@@ -23,6 +23,7 @@ func (d *demo) tools() []*tool {
 		writeHaiku(),
 		showRoots(),
 		generateReport(),
+		deployRelease(),
 	}
 	for _, t := range ts {
 		t.def.InputSchema = t.input.raw

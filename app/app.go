@@ -193,7 +193,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	h := handlers.New(handlers.Options{
 		SCIM:  scim,
-		Store: st, Engine: eng, Logger: log, Notifier: notifier, Settings: settings(eng.Config()),
+		Store: st, Engine: eng, Logger: log, Notifier: notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
 			SessionKeys:    keys.session,
@@ -316,9 +316,10 @@ func restarts(n int) int {
 
 // settings are what the handlers need of the engine's configuration, its
 // defaults applied.
-func settings(c engine.Config) handlers.Settings {
+func settings(c engine.Config, iconAllowPrivate bool) handlers.Settings {
 	return handlers.Settings{InstanceID: c.InstanceID, RoundTTL: c.RoundTTL, Retention: c.Retention,
-		Capabilities: c.Capabilities, Mail: c.Mail != nil, WebhookAllowPrivate: c.WebhookAllowPrivate, Metrics: c.Metrics}
+		Capabilities: c.Capabilities, Mail: c.Mail != nil, WebhookAllowPrivate: c.WebhookAllowPrivate,
+		IconAllowPrivate: iconAllowPrivate, Metrics: c.Metrics}
 }
 
 // signOn is the single sign-on client of OIDC_*, or nil when it is off.

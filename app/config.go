@@ -74,6 +74,9 @@ type Config struct {
 	// mail), and whether webhooks may reach private addresses.
 	Mail                *engine.Mail
 	WebhookAllowPrivate bool
+	// IconAllowPrivate lets tools' icons come from a server whose name
+	// resolves to a private address (ICON_ALLOW_PRIVATE).
+	IconAllowPrivate bool
 	// Retention is how long finished calls are kept, AuditRetention how
 	// long audit entries are; RetentionInterval paces the job deleting them.
 	Retention         time.Duration
@@ -208,6 +211,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if v := getenv("WEBHOOK_ALLOW_PRIVATE"); v != "" {
 		if cfg.WebhookAllowPrivate, err = strconv.ParseBool(v); err != nil {
 			return cfg, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE: want true or false, got %q", v)
+		}
+	}
+	if v := getenv("ICON_ALLOW_PRIVATE"); v != "" {
+		if cfg.IconAllowPrivate, err = strconv.ParseBool(v); err != nil {
+			return cfg, fmt.Errorf("ICON_ALLOW_PRIVATE: want true or false, got %q", v)
 		}
 	}
 	cfg.TrustedHeader = getenv("TRUSTED_PROXY_HEADER")

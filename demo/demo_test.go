@@ -206,7 +206,7 @@ func TestConnect(t *testing.T) {
 func TestToolsList(t *testing.T) {
 	cs := start(t, newClock())
 	want := []string{"approve", "book_flight", "collect_user_info", "confirm_delete", "connect_account",
-		"create_task", "current_time", "schedule", "select_tags", "show_roots", "write_haiku"}
+		"create_task", "current_time", "deploy_release", "generate_report", "schedule", "select_tags", "show_roots", "write_haiku"}
 	var names []string
 	for tool, err := range cs.Tools(t.Context(), nil) {
 		if err != nil {

@@ -17,6 +17,8 @@ type tool struct {
 	input  *form // the tool's inputSchema, also used to check arguments
 	rounds []func(c *call) []question
 	finish func(c *call) *mcp.CallToolResult
+	// run, when set, is the whole tool: long work that asks nothing.
+	run mcp.ToolHandler
 }
 
 // question is one input request; key is its key in inputRequests. It is an

@@ -22,6 +22,8 @@ func (d *demo) tools() []*tool {
 		approve(),
 		writeHaiku(),
 		showRoots(),
+		generateReport(),
+		deployRelease(),
 	}
 	for _, t := range ts {
 		t.def.InputSchema = t.input.raw

@@ -36,6 +36,11 @@ func (w *escalateWorker) Work(ctx context.Context, job *river.Job[queue.Escalate
 	if err != nil || esc == nil {
 		return err
 	}
+	if esc.Why != "" {
+		w.e.log.InfoContext(ctx, "round escalated to the admins' queue", "call_id", job.Args.CallID, "seq", job.Args.Seq,
+			"from", esc.From, "to", esc.To, "planned", esc.Planned, "why", esc.Why)
+		return nil
+	}
 	w.e.log.InfoContext(ctx, "round escalated", "call_id", job.Args.CallID, "seq", job.Args.Seq, "from", esc.From, "to", esc.To)
 	return nil
 }

@@ -112,6 +112,9 @@ type Config struct {
 	// questions waits for a person; default 30s. While it works, it is
 	// polled as often as the server asks.
 	TaskWaitPoll time.Duration
+	// JobStuckThreshold is how long past its timeout a job runs before
+	// River says it appears stuck; default River's (10s). Tests shorten it.
+	JobStuckThreshold time.Duration
 }
 
 // The defaults of the settings people most often change; the app's
@@ -207,7 +210,7 @@ type Engine struct {
 	// Sessions held open for handshake-era servers, by job; Stop closes
 	// them, since they cannot outlive this process.
 	holdMu   sync.Mutex
-	holding  map[int64]context.CancelFunc
+	holding  map[int64]heldJob
 	stopping bool
 
 	// The local servers' long-lived processes (local.go).
@@ -220,7 +223,7 @@ type Engine struct {
 
 // New builds an engine over pool. Call Start to begin working jobs.
 func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, log *slog.Logger) (*Engine, error) {
-	e := &Engine{store: st, mcp: mc, cfg: cfg.withDefaults(), log: log, holding: map[int64]context.CancelFunc{}}
+	e := &Engine{store: st, mcp: mc, cfg: cfg.withDefaults(), log: log, holding: map[int64]heldJob{}}
 	e.direct = &directSends{slots: make(chan struct{}, e.cfg.Workers)}
 	e.webhooks = webhookClient(e.cfg.WebhookAllowPrivate, e.cfg.RequestTimeout)
 	workers := river.NewWorkers()
@@ -270,7 +273,10 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 		FetchCooldown:        5 * time.Millisecond,
 		FetchPollInterval:    e.cfg.FetchPollInterval,
 		RescueStuckJobsAfter: e.cfg.RescueAfter,
-		Logger:               log.With("component", "river"),
+		JobStuckThreshold:    e.cfg.JobStuckThreshold,
+		// A job holding a session for a person's answer is not stuck:
+		// River's warning about it is told as what it is (riverlog.go).
+		Logger: slog.New(&riverLog{next: log.With("component", "river").Handler(), heldCall: e.heldCall, told: &sync.Map{}}),
 	})
 	if err != nil {
 		return nil, err
@@ -305,8 +311,8 @@ func (e *Engine) Start(ctx context.Context) error {
 func (e *Engine) Stop(ctx context.Context) error {
 	e.holdMu.Lock()
 	e.stopping = true
-	for _, cancel := range e.holding {
-		cancel()
+	for _, h := range e.holding {
+		h.cancel()
 	}
 	e.holdMu.Unlock()
 	e.direct.stop(ctx)

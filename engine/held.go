@@ -27,7 +27,7 @@ func (e *Engine) held(ctx context.Context, jobID int64, c *store.Call, s *sessio
 			e.holdMu.Lock()
 			stopping := e.stopping
 			if !stopping {
-				e.holding[jobID] = cancel
+				e.holding[jobID] = heldJob{cancel: cancel, callID: c.ID}
 			}
 			e.holdMu.Unlock()
 			if stopping {
@@ -168,6 +168,20 @@ func (e *Engine) keepAlive(ctx context.Context, jobID int64) {
 			}
 		}
 	}
+}
+
+// heldJob is a job holding a handshake-era session open.
+type heldJob struct {
+	cancel context.CancelFunc
+	callID string
+}
+
+// heldCall returns the call whose session job holds open, if it does.
+func (e *Engine) heldCall(jobID int64) (string, bool) {
+	e.holdMu.Lock()
+	defer e.holdMu.Unlock()
+	h, ok := e.holding[jobID]
+	return h.callID, ok
 }
 
 // release forgets a job's held session.

@@ -75,15 +75,15 @@ func CheckWebhookURL(raw string, allowPrivate bool) error {
 		strings.HasSuffix(host, ".internal") {
 		return bad("must be a public address, not " + host + ".")
 	}
-	if ip, err := netip.ParseAddr(host); err == nil && !publicIP(ip) {
+	if ip, err := netip.ParseAddr(host); err == nil && !PublicIP(ip) {
 		return bad("must be a public address, not " + ip.String() + ".")
 	}
 	return nil
 }
 
-// publicIP reports whether an address is one a webhook may reach when
+// PublicIP reports whether an address is one a webhook (or an icon) may reach when
 // private addresses are not allowed.
-func publicIP(ip netip.Addr) bool {
+func PublicIP(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	return ip.IsGlobalUnicast() && !ip.IsPrivate() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() &&
 		!netip.MustParsePrefix("100.64.0.0/10").Contains(ip) && // carrier-grade NAT
@@ -98,7 +98,7 @@ func webhookClient(allowPrivate bool, timeout time.Duration) *http.Client {
 	if !allowPrivate {
 		dialer.Control = func(_, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
-			if err != nil || !publicIP(ap.Addr()) {
+			if err != nil || !PublicIP(ap.Addr()) {
 				return fmt.Errorf("%s is not a public address", address)
 			}
 			return nil

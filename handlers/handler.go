@@ -76,6 +76,9 @@ type Settings struct {
 	// webhooks reach private addresses.
 	Mail                bool
 	WebhookAllowPrivate bool
+	// IconAllowPrivate lets a tool's icon come from a server whose name
+	// resolves to a loopback, private or link-local address.
+	IconAllowPrivate bool
 	// Metrics records HTTP requests and serves /metrics; nil for none.
 	Metrics *metrics.Metrics
 }
@@ -85,7 +88,7 @@ func New(o Options) *Handler {
 	return &Handler{
 		store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo, scim: o.SCIM,
 		auth: o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
-		notifier: o.Notifier, settings: o.Settings, icons: &icons{m: map[string]iconEntry{}}, held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
+		notifier: o.Notifier, settings: o.Settings, icons: newIcons(o.Settings.IconAllowPrivate), held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
 	}
 }
 

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -14,7 +17,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/singleflight"
 
+	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -22,7 +27,8 @@ import (
 // server's address: the browser would tell the server who looks, and an
 // SVG can carry script. Rounds takes an icon only from a data: URI or the
 // MCP server's own origin (never elsewhere, so a server cannot make Rounds
-// fetch from the inside of its network), without the server's
+// fetch from the inside of its network; a name must resolve to a public
+// address, and that address is the one dialled), without the server's
 // credentials, of at most maxIcon bytes, and only when its bytes are PNG,
 // JPEG, GIF or WebP.
 const (
@@ -36,14 +42,41 @@ const (
 var rasterTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
 // icons keeps the icons fetched, by server origin and source, for an hour.
+// An icon is fetched from the address Rounds checked: the host's name is
+// resolved once, the address checked, and that very address dialled (the
+// request keeps the name, for Host and TLS), so a second DNS answer cannot
+// send the fetch elsewhere. Concurrent misses for one icon share a fetch.
 type icons struct {
-	mu sync.Mutex
-	m  map[string]iconEntry
+	mu     sync.Mutex
+	m      map[string]iconEntry
+	flight singleflight.Group
+	// allowPrivate lets a name resolve to a loopback, private or link-local
+	// address (ICON_ALLOW_PRIVATE). A server named by its address (or as
+	// localhost) is fetched from there whatever it is.
+	allowPrivate bool
+	// lookup resolves a host's name; dial connects to an address already
+	// checked. Tests replace them.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	dial   func(ctx context.Context, network, address string) (net.Conn, error)
+	// onMiss, when set, is told of each request that finds no icon kept
+	// (a test's seam, to know its requests all missed).
+	onMiss func()
 }
 
 type iconEntry struct {
 	data []byte // nil: none could be had
 	at   time.Time
+}
+
+// newIcons returns an empty icon cache that resolves and dials for real.
+func newIcons(allowPrivate bool) *icons {
+	dialer := &net.Dialer{Timeout: iconTimeout}
+	return &icons{
+		m: map[string]iconEntry{}, allowPrivate: allowPrivate, dial: dialer.DialContext,
+		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		},
+	}
 }
 
 // toolIcon serves a tool's icon, or 404 when it has none Rounds will show.
@@ -103,37 +136,73 @@ func (ic *icons) first(ctx context.Context, serverURL string, tool *mcp.Tool) []
 	return nil
 }
 
+// kept returns the icon kept for key, if it is fresh.
+func (ic *icons) kept(key string) ([]byte, bool) {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	e, ok := ic.m[key]
+	if !ok || time.Since(e.at) >= iconKeep {
+		return nil, false
+	}
+	return e.data, true
+}
+
 func (ic *icons) get(ctx context.Context, serverURL, src string) []byte {
 	key := serverURL + "\x00" + src
-	ic.mu.Lock()
-	e, ok := ic.m[key]
-	ic.mu.Unlock()
-	if ok && time.Since(e.at) < iconKeep {
-		return e.data
+	if data, ok := ic.kept(key); ok {
+		return data
 	}
-	data, err := fetchIcon(ctx, src)
-	if err != nil || !rasterTypes[http.DetectContentType(data)] {
-		data = nil
+	if ic.onMiss != nil {
+		ic.onMiss()
 	}
-	ic.mu.Lock()
-	if len(ic.m) >= maxIcons {
-		ic.m = map[string]iconEntry{}
-	}
-	ic.m[key] = iconEntry{data: data, at: time.Now()}
-	ic.mu.Unlock()
+	// One fetch for every request that missed meanwhile; it outlives the
+	// request that started it, which may go away.
+	v, _, _ := ic.flight.Do(key, func() (any, error) {
+		if data, ok := ic.kept(key); ok {
+			return data, nil // fetched while this request came
+		}
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), iconTimeout)
+		defer cancel()
+		data, err := ic.fetch(fctx, src)
+		if err != nil || !rasterTypes[http.DetectContentType(data)] {
+			data = nil
+		}
+		ic.mu.Lock()
+		if len(ic.m) >= maxIcons {
+			ic.m = map[string]iconEntry{}
+		}
+		ic.m[key] = iconEntry{data: data, at: time.Now()}
+		ic.mu.Unlock()
+		return data, nil
+	})
+	data, _ := v.([]byte)
 	return data
 }
 
-// iconClient fetches icons: no redirects (they could leave the origin),
-// no cookies, no credentials.
-func iconClient() *http.Client {
-	return &http.Client{
-		Timeout:       iconTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+// address resolves an icon's host once and returns the address to dial,
+// checked: a name must resolve to a public address unless private ones
+// are allowed.
+func (ic *icons) address(ctx context.Context, host string) (netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip, nil // named by its address, as the server is
 	}
+	addrs, err := ic.lookup(ctx, host)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	for _, a := range addrs {
+		a = a.Unmap()
+		if engine.PublicIP(a) || ic.allowPrivate || (strings.EqualFold(host, "localhost") && a.IsLoopback()) {
+			return a, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("%s resolves to no public address", host)
 }
 
-func fetchIcon(ctx context.Context, src string) ([]byte, error) {
+// fetch reads an icon from a data: URI, or over HTTP from the address its
+// host was checked at, with no redirects (they could leave the origin), no
+// proxy, no cookies and no credentials.
+func (ic *icons) fetch(ctx context.Context, src string) ([]byte, error) {
 	if rest, ok := strings.CutPrefix(src, "data:"); ok {
 		meta, payload, ok := strings.Cut(rest, ",")
 		if !ok || !strings.HasSuffix(meta, ";base64") || base64.StdEncoding.DecodedLen(len(payload)) > maxIcon {
@@ -141,11 +210,37 @@ func fetchIcon(ctx context.Context, src string) ([]byte, error) {
 		}
 		return base64.StdEncoding.DecodeString(payload)
 	}
+	u, err := url.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := ic.address(ctx, u.Hostname())
+	if err != nil {
+		return nil, err
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	target := net.JoinHostPort(addr.String(), port)
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return ic.dial(ctx, network, target)
+		},
+		TLSHandshakeTimeout:   iconTimeout,
+		ResponseHeaderTimeout: iconTimeout,
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{
+		Transport:     tr,
+		Timeout:       iconTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := iconClient().Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

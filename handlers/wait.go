@@ -48,7 +48,7 @@ func (h *Handler) waitForCall(ctx context.Context, call *store.Call, wait time.D
 	}
 	defer w.stop()
 	// Read again now that we listen, so no change slips in between.
-	call, err := h.store.Call(ctx, call.ID)
+	call, err := h.store.CallShown(ctx, call.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (w *watcher) until(ctx context.Context, call *store.Call, changed func(*sto
 		case <-w.h.draining:
 			return call, nil, nil
 		case <-deadline.C:
-			call, err = w.h.store.Call(ctx, w.id)
+			call, err = w.h.store.CallShown(ctx, w.id)
 			return call, nil, err
 		case <-tick.C:
 		case <-w.notes:
@@ -125,6 +125,10 @@ func (w *watcher) until(ctx context.Context, call *store.Call, changed func(*sto
 				}
 				next := *call
 				next.Status, next.CurrentSeq, next.Error = note.Status, note.Seq, note.Error
+				if note.Status == store.CallQueued && call.Status == store.CallRunning && note.Seq == call.CurrentSeq {
+					// A note (progress) of the request out: still running.
+					next.Status = store.CallRunning
+				}
 				next.Retryable, next.UpdatedAt, next.Result, next.Progress = note.Retryable, note.UpdatedAt, note.Result, note.Progress
 				if changed(&next) || next.Finished() {
 					return &next, note, nil
@@ -133,7 +137,7 @@ func (w *watcher) until(ctx context.Context, call *store.Call, changed func(*sto
 				continue
 			}
 		}
-		if call, err = w.h.store.Call(ctx, w.id); err != nil || changed(call) || call.Finished() {
+		if call, err = w.h.store.CallShown(ctx, w.id); err != nil || changed(call) || call.Finished() {
 			return call, nil, err
 		}
 	}

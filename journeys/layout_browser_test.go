@@ -1,11 +1,13 @@
 package journeys
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
@@ -99,4 +101,55 @@ func (j *journey) axeAAA(what string) {
 	for _, v := range violations {
 		j.t.Errorf("axe-core on %s: %s (%s): %s\n  %s", what, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
 	}
+}
+
+// TestBrowserInboxCountReadsApart: at 390 px, with a round waiting, the
+// top bar's Inbox link shows its count as a badge apart from the word,
+// not "Inbox1", and a screen reader reads it "Inbox 1 waiting".
+func TestBrowserInboxCountReadsApart(t *testing.T) {
+	t.Parallel()
+	browser := newBrowser(t)
+	db := newDatabase(t)
+	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}, nil)
+	c := newClient(t, db)
+	call := c.startCall(inst.URL, "confirm_delete", `{"path":"/tmp/x"}`).ID
+	c.waitFor(inst.URL, call, 20*time.Second, roundIs(1))
+
+	j := newJourney(t, browser, true)
+	j.signIn(inst.URL)
+	j.do("open the inbox at 390 px", chromedp.EmulateViewport(390, 844), chromedp.Navigate(inst.URL+"/inbox"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="inbox-count"]`)))
+	nodes, err := chromedp.Run(j.ctx, chromedp.Nodes(chromedp.CSS(`[data-testid="nav-inbox"]`)))
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("the Inbox link: %v, %d found", err, len(nodes))
+	}
+	fetch := false
+	tree, err := chromedp.Call(j.ctx, accessibility.GetPartialAXTree,
+		accessibility.GetPartialAXTreeParams{BackendNodeID: nodes[0].BackendNodeID, FetchRelatives: &fetch})
+	if err != nil || len(tree.Nodes) == 0 || tree.Nodes[0].Name == nil {
+		t.Fatalf("the Inbox link's accessibility node: %v", err)
+	}
+	var name string
+	if err := json.Unmarshal([]byte(tree.Nodes[0].Name.Value), &name); err != nil {
+		t.Fatal(err)
+	}
+	if name != "Inbox 1 waiting" {
+		t.Errorf("the Inbox link reads %q, want %q", name, "Inbox 1 waiting")
+	}
+	// What a sighted person sees: the word, then, apart from it, the
+	// count on a background of its own.
+	gap := evaluate[float64](j, "the gap before the count", `(() => {
+		const link = document.querySelector('[data-testid="nav-inbox"]');
+		const text = link.firstChild, word = document.createRange();
+		word.setStart(text, 0);
+		word.setEnd(text, text.textContent.trimEnd().length);
+		return document.querySelector('[data-testid="inbox-count"]').getBoundingClientRect().left - word.getBoundingClientRect().right;
+	})()`)
+	if gap < 3 {
+		t.Errorf("the count stands %.1f px from the word Inbox: it reads as one word", gap)
+	}
+	if bg := evaluate[string](j, "the count's background", `getComputedStyle(document.querySelector('[data-testid="inbox-count"]')).backgroundColor`); bg == "rgba(0, 0, 0, 0)" {
+		t.Error("the count has no badge of its own")
+	}
+	j.axeAAA("/inbox at 390 px, with a count")
 }

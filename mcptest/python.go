@@ -73,6 +73,7 @@ type Fake struct {
 	exchanges  []Exchange
 	violations []string
 	sessions   map[string]*pySession
+	rateShare  bool // rate_share is listed (ListRateShare)
 }
 
 type pySession struct {
@@ -302,11 +303,42 @@ func (f *Fake) initialize(w http.ResponseWriter, msg rpcMessage) {
 
 // sessionTools are the tools that ask with ctx.elicit, over a session:
 // the question's message and schema, as the server writes them.
+// rate_share's model has `share: float = Field(ge=0, le=0.5)` and `notes:
+// str = Field(json_schema_extra={"format": "multiline"})`, as pydantic
+// writes them: a fractional bound, and a format of its own.
 var sessionTools = map[string]struct{ message, schema string }{
 	"get_user_name":     {"What's your name?", `{"properties":{"value":{"title":"Value","type":"string"}},"required":["value"],"type":"object"}`},
 	"collect_user_info": {"Please provide your information", `{"properties":{"name":{"title":"Name","type":"string"},"age":{"title":"Age","type":"integer"}},"required":["name","age"],"title":"UserInfo","type":"object"}`},
 	"select_tags":       {"Choose tags", `{"type":"object","properties":{"value":{"type":"array","items":{"enum":["bug","feature","documentation"]}}},"required":["value"]}`},
 	"delete_file":       {"Really delete '%s'?", `{"properties":{"confirm":{"description":"Type true to confirm deletion.","title":"Confirm","type":"boolean"}},"required":["confirm"],"title":"ConfirmDeletion","type":"object"}`},
+	"rate_share":        {"What share, and why?", `{"properties":{"share":{"maximum":0.5,"minimum":0,"title":"Share","type":"number"},"notes":{"format":"multiline","title":"Notes","type":"string"}},"required":["share","notes"],"title":"Share","type":"object"}`},
+}
+
+// rateShareTool is how FastMCP lists rate_share, a tool the recorded list
+// lacks (see sessionTools), in the recording's shape.
+const rateShareTool = `{"_meta":{"fastmcp":{"tags":[]}},"description":"Asks what share to take, and why.","inputSchema":{"type":"object","additionalProperties":false,"properties":{}},"name":"rate_share","outputSchema":{"properties":{"result":{"type":"string"}},"required":["result"],"type":"object","x-fastmcp-wrap-result":true},"title":"Rate Share"}`
+
+// ListRateShare makes FastMCP's tool lists end with rate_share, which the
+// recordings lack (so the replays leave it out).
+func (f *Fake) ListRateShare() {
+	f.mu.Lock()
+	f.rateShare = true
+	f.mu.Unlock()
+}
+
+func (f *Fake) listsRateShare() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rateShare
+}
+
+// withRateShare is FastMCP's recorded tool list with rate_share at its end.
+func withRateShare(tools json.RawMessage) json.RawMessage {
+	tools = bytes.TrimSpace(tools)
+	if len(tools) < 2 || tools[len(tools)-1] != ']' {
+		return tools
+	}
+	return append(append(bytes.Clone(tools[:len(tools)-1]), ","+rateShareTool...), ']')
 }
 
 // inSession answers a request on a 2025-11-25 session, on an SSE stream of
@@ -318,6 +350,9 @@ func (f *Fake) inSession(w http.ResponseWriter, r *http.Request, s *pySession, s
 		if f.flavour == FastMCP4 {
 			var list struct{ Tools json.RawMessage }
 			_ = json.Unmarshal(fixture("fastmcp-tools.json"), &list)
+			if f.listsRateShare() {
+				list.Tools = withRateShare(list.Tools)
+			}
 			result = []byte(`{"tools":` + string(list.Tools) + `}`)
 		}
 		sseStart(w, sid)
@@ -415,6 +450,8 @@ func (f *Fake) sessionResult(tool, filename string, reply []byte) []byte {
 		return text("Hello, " + str("value") + "!")
 	case "collect_user_info":
 		return text("Hello " + str("name") + ", you are " + str("age") + " years old")
+	case "rate_share":
+		return text("Share " + string(a.Content["share"]) + ": " + str("notes"))
 	case "select_tags":
 		var tags []string
 		_ = json.Unmarshal(a.Content["value"], &tags)

@@ -31,11 +31,16 @@ func (f *Fake) stateless(w http.ResponseWriter, r *http.Request, msg rpcMessage)
 		}
 		writeJSON(w, http.StatusOK, envelope(msg.ID, fixture(name)))
 	case "tools/list":
-		name := "fastmcp-tools.json"
 		if f.flavour == PythonSDK2 {
-			name = "mcp2-tools.json"
+			writeJSON(w, http.StatusOK, envelope(msg.ID, fixture("mcp2-tools.json")))
+			return
 		}
-		writeJSON(w, http.StatusOK, envelope(msg.ID, fixture(name)))
+		out := fixture("fastmcp-tools.json")
+		if f.listsRateShare() {
+			// rate_share spliced in at the list's end, the recording's bytes kept.
+			out = bytes.Replace(out, []byte(`],"ttlMs"`), []byte(","+rateShareTool+`],"ttlMs"`), 1)
+		}
+		writeJSON(w, http.StatusOK, envelope(msg.ID, out))
 	case "tools/call":
 		var p struct {
 			Name           string                     `json:"name"`

@@ -142,3 +142,13 @@ const JobCounts = `
 		select kind, state::text as state, count(*) as n from river_job
 		where state in ('available', 'pending', 'scheduled', 'retryable', 'running')
 		group by 1, 2`
+
+// RequestOut is true of a queued call c whose request has been sent and
+// not yet answered: its River job runs, or the job is still scheduled,
+// which is the safety net of a request the instance that committed it
+// sends directly (store.Direct), and no retry waits for its time. A
+// request sent again after an outage is scheduled too, but its call's
+// retry_at is still ahead.
+const RequestOut = `exists (select 1 from river_job j where j.kind = 'mcp_request'
+	and j.args @> jsonb_build_object('call_id', c.id::text, 'seq', c.current_seq)
+	and (j.state = 'running' or (j.state = 'scheduled' and (c.retry_at is null or c.retry_at <= now()))))`

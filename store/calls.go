@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"github.com/mcp-rounds/rounds/queue"
 	"strings"
 	"time"
 )
@@ -150,6 +151,12 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason,
 	c.restarts, s.replay_answers as server_replay, c.progress,
 	c.task_id, c.task_status, c.task_poll_ms, c.task_expires_at, c.task_keys, c.task_stopped_at`
+
+// callColumnsShown is callColumns as a person is shown the call: a queued
+// call whose request is out says running (see queue.RequestOut). It is worked
+// out where the call is read, so a request costs no commit to say so.
+var callColumnsShown = strings.Replace(callColumns, `else c.status end as status`,
+	`when c.status = 'queued' and `+queue.RequestOut+` then 'running' else c.status end as status`, 1)
 
 // callColumnsSending reads a call that is being created or sent, which
 // no deadline has passed: its status is its own.

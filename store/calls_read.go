@@ -17,6 +17,15 @@ func (s *Store) Call(ctx context.Context, id string) (*Call, error) {
 	return c, translate(err, "call")
 }
 
+// CallShown returns a call as a person is shown it: a queued call whose
+// request was sent says running.
+func (s *Store) CallShown(ctx context.Context, id string) (*Call, error) {
+	rows, _ := s.pool.Query(ctx, `select `+callColumnsShown+`
+		from calls c join servers s on s.id = c.server_id where c.id = $1`, id)
+	c, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call])
+	return c, translate(err, "call")
+}
+
 // CallAndRounds returns a call and its rounds from seq on (from its
 // current round when seq is negative), read together in one round trip and
 // one transaction (a batch).
@@ -28,7 +37,7 @@ func (s *Store) CallAndRounds(ctx context.Context, id string, seq int) (*Call, [
 	b := &pgx.Batch{}
 	var call *Call
 	var rounds []Round
-	b.Queue(`select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, id).
+	b.Queue(`select `+callColumnsShown+` from calls c join servers s on s.id = c.server_id where c.id = $1`, id).
 		Query(func(rows pgx.Rows) error {
 			var err error
 			call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call])
@@ -66,7 +75,7 @@ func (s *Store) callPage(ctx context.Context, id, person string) (*Call, []Round
 	var call *Call
 	var rounds []Round
 	var draft *Draft
-	b.Queue(`select `+callColumns+` from calls c join servers s on s.id = c.server_id where c.id = $1`, id).
+	b.Queue(`select `+callColumnsShown+` from calls c join servers s on s.id = c.server_id where c.id = $1`, id).
 		Query(func(rows pgx.Rows) error {
 			var err error
 			call, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[Call])

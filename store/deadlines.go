@@ -138,38 +138,61 @@ func (s *Store) RoundPlan(ctx context.Context, callID string, seq int) (*RoundPl
 	return p, translate(err, "round")
 }
 
-// Escalated is a round given to someone else by its escalation.
+// Escalated is a round given to someone else by its escalation. Why is
+// set when it went to the admins' queue instead of the one its plan
+// named (Planned), who may no longer answer.
 type Escalated struct {
-	From, To string
+	From, To     string
+	Planned, Why string
 }
+
+// Why an escalation went to the admins' queue instead of its plan's choice.
+const (
+	EscalateWhyDisabled    = "the person it was to go to is disabled"
+	EscalateWhyTeamDeleted = "the team it was to go to was deleted"
+)
 
 // EscalateRound gives a round still waiting at its escalation time to the
 // one its plan names, once however many jobs run: the people it now waits
 // for are mailed, the call's webhook gets round.escalated, and the audit
-// log says so, all in the same transaction. It returns nil when there was
-// nothing to do (answered, ended, or already with them).
+// log says so, all in the same transaction. A plan naming a person
+// disabled since, or a team deleted since, gives the round to the admins'
+// queue (team:admins) instead, and the audit entry says why. It returns
+// nil when there was nothing to do (answered, ended, or already with
+// them).
 func (s *Store) EscalateRound(ctx context.Context, instance, callID string, seq int) (*Escalated, error) {
 	var e *Escalated
 	err := s.announcedTx(ctx, func(tx *txn) error {
-		var from, to string
+		var from, to, planned string
+		var why *string
 		var expires time.Time
 		var webhook bool
 		err := tx.QueryRow(ctx, `
 			with r as (
-				select r.call_id, r.escalate_to, r.expires_at, c.assignee from rounds r join calls c on c.id = r.call_id
+				select r.call_id, r.escalate_to, r.expires_at, c.assignee, gone.why,
+				       case when gone.why is null then r.escalate_to else 'team:' || $3::text end as target
+				from rounds r join calls c on c.id = r.call_id
+				cross join lateral (select case
+					when r.escalate_to like 'team:%' then
+						case when not exists (select 1 from teams t where 'team:' || t.name = r.escalate_to) then $4::text end
+					when not exists (select 1 from users u where u.name = r.escalate_to and not u.disabled) then $5::text
+					end as why) gone
 				where r.call_id = $1 and r.seq = $2 and r.status = 'pending' and r.escalated_at is null
 				  and r.escalate_to is not null and r.escalate_at <= now() and r.expires_at > now()
-				  and c.current_seq = $2 and c.status = 'input_required' and c.assignee is distinct from r.escalate_to
+				  and c.current_seq = $2 and c.status = 'input_required'
 				for update of r, c
+			), due as (
+				select * from r where r.assignee is distinct from r.target
 			), marked as (
-				update rounds set escalated_at = now(), escalated_from = r.assignee
-				from r where rounds.call_id = r.call_id and rounds.seq = $2
+				update rounds set escalated_at = now(), escalated_from = due.assignee
+				from due where rounds.call_id = due.call_id and rounds.seq = $2
 			), moved as (
-				update calls set assignee = r.escalate_to, updated_at = now() from r where calls.id = r.call_id
+				update calls set assignee = due.target, updated_at = now() from due where calls.id = due.call_id
 				returning calls.webhook_url is not null as webhook
 			)
-			select coalesce(r.assignee, ''), r.escalate_to, r.expires_at, moved.webhook from r, moved`, callID, seq).
-			Scan(&from, &to, &expires, &webhook)
+			select coalesce(due.assignee, ''), due.target, due.escalate_to, due.why, due.expires_at, moved.webhook from due, moved`,
+			callID, seq, AdminsTeam, EscalateWhyTeamDeleted, EscalateWhyDisabled).
+			Scan(&from, &to, &planned, &why, &expires, &webhook)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -177,6 +200,15 @@ func (s *Store) EscalateRound(ctx context.Context, instance, callID string, seq 
 			return err
 		}
 		e = &Escalated{From: from, To: to}
+		detail := map[string]any{"seq": seq, "from": from, "to": to}
+		if why != nil {
+			// The admins' queue is made when it is first needed.
+			if err := ensureAdminsTeamTx(ctx, tx); err != nil {
+				return err
+			}
+			e.Planned, e.Why = planned, *why
+			detail["planned"], detail["why"] = planned, *why
+		}
 		if s.reach.Mail {
 			if err := s.mailRoundTx(ctx, tx, callID, seq, time.Now(), expires); err != nil {
 				return err
@@ -188,7 +220,7 @@ func (s *Store) EscalateRound(ctx context.Context, instance, callID string, seq 
 			}
 		}
 		return auditTx(ctx, tx, AuditEntry{Instance: instance, Actor: "system", Action: "round.escalated", Target: callID,
-			Detail: map[string]any{"seq": seq, "from": from, "to": to}})
+			Detail: detail})
 	})
 	return e, err
 }

@@ -105,3 +105,71 @@ func TestDeadlines(t *testing.T) {
 		}
 	})
 }
+
+// TestEscalateToTheGone: a round whose plan escalates to a person disabled
+// since, or to a team deleted since, goes to the admins' queue
+// (team:admins) when its time comes, and the audit entry says why.
+func TestEscalateToTheGone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, pool := newAdminStore(t)
+	srv, err := st.UpsertServer(ctx, "demo", "http://127.0.0.1:1/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateUser(ctx, "root", "a long enough password", true); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, to string
+		gone     func() error
+		why      string
+	}{
+		{"PersonDisabled", "bob", func() error { return st.SetUserDisabled(ctx, "bob", true) }, store.EscalateWhyDisabled},
+		{"TeamDeleted", "team:leads", func() error { return st.DeleteTeam(ctx, "leads") }, store.EscalateWhyTeamDeleted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := st.CreateUser(ctx, "bob", "a long enough password", false); err != nil && !errors.Is(err, store.ErrConflict) {
+				t.Fatal(err)
+			}
+			if _, err := st.CreateTeam(ctx, "leads"); err != nil && !errors.Is(err, store.ErrConflict) {
+				t.Fatal(err)
+			}
+			if err := st.SetServerDeadlines(ctx, "demo", store.Deadlines{EscalateAfter: time.Millisecond, EscalateTo: tc.to}); err != nil {
+				t.Fatal(err)
+			}
+			id := adminPendingRound(t, st, srv, time.Now().Add(time.Hour))
+			if err := tc.gone(); err != nil {
+				t.Fatal(err)
+			}
+			e, err := st.EscalateRound(ctx, "runner", id, 1)
+			if err != nil || e == nil {
+				t.Fatalf("EscalateRound = %+v, %v", e, err)
+			}
+			call, _ := st.Call(ctx, id)
+			if call.Assignee == nil || *call.Assignee != "team:"+store.AdminsTeam {
+				t.Errorf("the round waits for %v, want team:admins", call.Assignee)
+			}
+			var detail map[string]any
+			if err := pool.QueryRow(ctx, `select detail from audit_log where action = 'round.escalated' and target = $1`, id).
+				Scan(&detail); err != nil {
+				t.Fatal(err)
+			}
+			if detail["to"] != "team:admins" || detail["planned"] != tc.to || detail["why"] != tc.why {
+				t.Errorf("audit detail = %v; want to team:admins, planned %s, why %q", detail, tc.to, tc.why)
+			}
+			// The admins' queue exists, with the admins in it.
+			var members []string
+			if err := pool.QueryRow(ctx, `select coalesce(array_agg(u.name), '{}') from teams t join team_members m on m.team_id = t.id
+				join users u on u.id = m.user_id where t.name = 'admins'`).Scan(&members); err != nil {
+				t.Fatal(err)
+			}
+			if len(members) != 1 || members[0] != "root" {
+				t.Errorf("the admins' queue has %v, want root", members)
+			}
+			if again, err := st.EscalateRound(ctx, "runner", id, 1); again != nil || err != nil {
+				t.Errorf("escalated twice: %+v, %v", again, err)
+			}
+		})
+	}
+}

@@ -15,23 +15,33 @@ import (
 )
 
 // Replica is a streaming replica the lists read from (DATABASE_READ_URL).
-// Run looks every half second at how far it has replayed the primary's
-// log and how far behind it is; a list reads from it only when it was
-// looked at lately, lags at most maxLag, and has replayed the person's
-// last write (ReadAfter). Otherwise, and whenever a read from it fails,
-// the list reads from the primary: a replica down or behind costs the
-// primary some reads, never a page.
+// Run looks every half second at where the primary's log ends and how far
+// the replica has replayed it (see look); a list reads from it only when
+// it was looked at lately, lags at most maxLag behind the primary, and
+// has replayed the person's last write (ReadAfter). Otherwise, and
+// whenever a read from it fails, the list reads from the primary: a
+// replica down or behind costs the primary some reads, never a page.
 type Replica struct {
-	pool   *pgxpool.Pool
-	maxLag time.Duration
-	log    *slog.Logger
-	every  time.Duration
+	pool    *pgxpool.Pool
+	primary *pgxpool.Pool // set by New (Options.Replica)
+	maxLag  time.Duration
+	log     *slog.Logger
+	every   time.Duration
 
 	mu       sync.Mutex
-	replayed LSN // how far it had replayed at the last look
-	lag      time.Duration
-	seen     time.Time // when it last answered; zero: down
-	down     bool      // for logging the change once
+	marks    []walMark // the primary's log ends, oldest first
+	replayed LSN       // how far it had replayed at the last look
+	// horizon: the replica had every commit the primary made before it.
+	horizon time.Time
+	seen    time.Time // when it last answered; zero: down
+	down    bool      // for logging the change once
+}
+
+// walMark is where the primary's log ended, read at a time no later than
+// at: every commit made before at is at or before lsn.
+type walMark struct {
+	at  time.Time
+	lsn LSN
 }
 
 // NewReplica returns a Replica over pool; Run starts looking at it.
@@ -61,19 +71,6 @@ func ParseLSN(s string) (LSN, error) {
 
 func (l LSN) String() string { return fmt.Sprintf("%X/%X", uint64(l)>>32, uint64(l)&0xFFFFFFFF) }
 
-// replicaState is what one look at the replica finds. The lag is nought
-// when it streams from the primary and has replayed all it received;
-// otherwise it is the age of the last transaction it replayed, which
-// overstates a lag after a quiet spell: the lists then read the primary
-// for a moment, never stale rows. A replica cut off from its primary
-// (no WAL receiver, or one not streaming) ages so until READ_MAX_LAG.
-// Without pg_read_all_stats the receiver's status reads as null: its
-// presence is taken for streaming.
-const replicaState = `select pg_last_wal_replay_lsn()::text,
-	case when pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()
-	      and exists (select from pg_stat_wal_receiver where coalesce(status, 'streaming') = 'streaming') then 0
-	else coalesce(extract(epoch from now() - pg_last_xact_replay_timestamp()), 1e9) end::float8`
-
 // Run looks at the replica until ctx ends.
 func (r *Replica) Run(ctx context.Context) {
 	t := time.NewTicker(r.every)
@@ -88,18 +85,34 @@ func (r *Replica) Run(ctx context.Context) {
 	}
 }
 
+// look measures the replica's lag against the primary itself, on this
+// instance's clock alone: it reads where the primary's log ends (its flush
+// position, which every commit it shows is within), noting the time just
+// before it asked, then how far the replica has replayed. The replica
+// then has every commit made before the latest such time whose position it
+// has replayed, so its lag is at most the time since. A replica that
+// streams nothing (its sender stuck, its link cut, its replay paused) ages
+// so, even when it has replayed all it received; a quiet primary, whose
+// log does not move, leaves a replica that caught up fresh.
 func (r *Replica) look(ctx context.Context) {
 	lookCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	var replayed *string
-	var lag float64
-	err := r.pool.QueryRow(lookCtx, replicaState).Scan(&replayed, &lag)
-	if err == nil && replayed == nil {
+	asked := time.Now()
+	var end, replayed *string
+	err := r.primary.QueryRow(lookCtx, `select pg_current_wal_flush_lsn()::text`).Scan(&end)
+	if err != nil {
+		err = fmt.Errorf("reading the primary's log position: %w", err)
+	} else {
+		err = r.pool.QueryRow(lookCtx, `select pg_last_wal_replay_lsn()::text`).Scan(&replayed)
+	}
+	if err == nil && (replayed == nil || end == nil) {
 		err = errors.New("it is not a replica (pg_last_wal_replay_lsn() is null)")
 	}
-	var lsn LSN
+	var primaryLSN, lsn LSN
 	if err == nil {
-		lsn, err = ParseLSN(*replayed)
+		if primaryLSN, err = ParseLSN(*end); err == nil {
+			lsn, err = ParseLSN(*replayed)
+		}
 	}
 	if err != nil {
 		if ctx.Err() == nil {
@@ -113,7 +126,32 @@ func (r *Replica) look(ctx context.Context) {
 		r.log.Info("read replica answers again; lists read from it")
 		r.down = false
 	}
-	r.replayed, r.lag, r.seen = lsn, time.Duration(lag*float64(time.Second)), time.Now()
+	r.marks = append(r.marks, walMark{at: asked, lsn: primaryLSN})
+	r.horizon = r.caughtUpTo(lsn)
+	r.replayed, r.seen = lsn, time.Now()
+}
+
+// caughtUpTo returns the time before which a replica that replayed up to
+// lsn has every commit of the primary, and forgets the marks it no longer
+// needs. Called with mu held.
+func (r *Replica) caughtUpTo(lsn LSN) time.Time {
+	i := -1 // the latest mark the replica has replayed
+	for j, m := range r.marks {
+		if m.lsn <= lsn {
+			i = j
+		}
+	}
+	if i >= 0 {
+		r.marks = r.marks[i:]
+		return r.marks[0].at
+	}
+	// Behind every mark kept: behind the oldest too. Past twice maxLag's
+	// worth of marks the oldest are forgotten; the lag then still reads
+	// more than maxLag.
+	if keep := int(2*r.maxLag/r.every) + 4; len(r.marks) > keep {
+		r.marks = r.marks[len(r.marks)-keep:]
+	}
+	return r.marks[0].at
 }
 
 // failed marks the replica down until its next successful look.
@@ -131,7 +169,7 @@ func (r *Replica) failed(err error) {
 func (r *Replica) usable(after LSN) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.seen.IsZero() && time.Since(r.seen) < 4*r.every && r.lag <= r.maxLag && r.replayed >= after
+	return !r.seen.IsZero() && time.Since(r.seen) < 4*r.every && time.Since(r.horizon) <= r.maxLag && r.replayed >= after
 }
 
 type readAfterKey struct{}

@@ -84,6 +84,9 @@ func New(pool *pgxpool.Pool, opts ...Options) (*Store, error) {
 		}
 		s.reach = o.Reach
 		s.replica = o.Replica
+		if o.Replica != nil {
+			o.Replica.primary = pool // its lag is measured against the primary
+		}
 	}
 	return s, nil
 }

@@ -269,6 +269,34 @@ func (c *Cluster) StartReplica(ctx context.Context) error {
 	return c.pgctl(ctx, c.replicaData, "start")
 }
 
+// FreezeSender stops the primary's WAL sender in its tracks (SIGSTOP), as
+// a hung sender or a link that drops packets without a reset would: the
+// standby's receiver still says it streams, and has replayed all it
+// received, while the primary writes on. Thaw (SIGCONT) lets it go on; the
+// standby's receiver gives up on a silent sender only after
+// wal_receiver_timeout (60 s).
+func (c *Cluster) FreezeSender(ctx context.Context) (thaw func(), err error) {
+	conn, err := pgx.Connect(ctx, c.PrimaryURL("postgres"))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	var pid int
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := conn.QueryRow(ctx, `select pid from pg_stat_replication where state = 'streaming' limit 1`).Scan(&pid)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, pgx.ErrNoRows) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("no streaming WAL sender: %w", err)
+		}
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return nil, err
+	}
+	return func() { _ = syscall.Kill(pid, syscall.SIGCONT) }, nil
+}
+
 // SetApplyDelay makes the standby replay each commit d after the primary
 // made it (recovery_min_apply_delay); zero for at once.
 func (c *Cluster) SetApplyDelay(ctx context.Context, d time.Duration) error {

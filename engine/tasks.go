@@ -247,7 +247,9 @@ func (e *Engine) taskAsked(ctx context.Context, log *slog.Logger, c *store.Call,
 		return false, e.endTask(ctx, c, store.TaskEnd{Status: store.CallFailed,
 			Message: fmt.Sprintf("The call asked more than %d rounds of questions; Rounds stopped following its task.", maxTaskRounds)})
 	}
-	expires := time.Now().Add(e.cfg.RoundTTL)
+	// The server's own lifetime for rounds, when an operator set one, as
+	// for any other round.
+	expires := time.Now().Add(e.roundTTL(ctx, c.ServerID))
 	if c.TaskExpiresAt != nil && c.TaskExpiresAt.Before(expires) {
 		// The server forgets the task then: the question cannot outlive it.
 		expires = *c.TaskExpiresAt

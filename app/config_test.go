@@ -2,7 +2,9 @@ package app
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-rounds/rounds/store"
 )
@@ -73,6 +75,37 @@ func TestParseRoots(t *testing.T) {
 			}
 			if !tc.err && !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTaskSettings: TASK_WORKERS and TASK_MAX_LIFETIME, their defaults, and
+// what is said of a wrong value.
+func TestTaskSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		env      map[string]string
+		workers  int
+		lifetime time.Duration
+		err      string
+	}{
+		{"OKDefaults", nil, 10, 7 * 24 * time.Hour, ""},
+		{"OK", map[string]string{"TASK_WORKERS": "3", "TASK_MAX_LIFETIME": "2d"}, 3, 48 * time.Hour, ""},
+		{"OKDuration", map[string]string{"TASK_MAX_LIFETIME": "90m"}, 10, 90 * time.Minute, ""},
+		{"ErrWorkers", map[string]string{"TASK_WORKERS": "0"}, 0, 0, "TASK_WORKERS: want a whole number of at least 1"},
+		{"ErrLifetime", map[string]string{"TASK_MAX_LIFETIME": "forever"}, 0, 0, "TASK_MAX_LIFETIME: want a number of days"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := LoadConfig(func(k string) string { return tc.env[k] })
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || cfg.TaskWorkers != tc.workers || cfg.TaskMaxLifetime != tc.lifetime {
+				t.Fatalf("workers %d, lifetime %v, err %v", cfg.TaskWorkers, cfg.TaskMaxLifetime, err)
 			}
 		})
 	}

@@ -65,6 +65,11 @@ func (e *Engine) attempt(ctx context.Context, jobID int64, a *store.Attempt, seq
 	if err != nil {
 		return e.store.FailCall(ctx, callID, seq, "The call failed: "+err.Error(), false)
 	}
+	if err := e.taskSlot(ctx, a, srv, seq); errors.Is(err, errTaskWait) {
+		return nil // its job is put off: River leaves it so
+	} else if err != nil {
+		return err
+	}
 	token, renewable, err := e.renewDue(ctx, a.Token, a.Call.ServerID, a.Call.Owner, "")
 	if err != nil {
 		return err

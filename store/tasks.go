@@ -46,7 +46,9 @@ func (TaskCancelArgs) Kind() string { return "task_cancel" }
 
 // InsertOpts tries a few times: the server may be down for a moment. A
 // stop waits behind the task polls, not behind other jobs.
-func (TaskCancelArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5, Queue: TaskQueue} }
+func (TaskCancelArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 5, Queue: TaskQueue}
+}
 
 // TaskState is what Rounds keeps of a task as last polled.
 type TaskState struct {

@@ -65,8 +65,9 @@ func (e *Engine) attempt(ctx context.Context, jobID int64, a *store.Attempt, seq
 	if err != nil {
 		return e.store.FailCall(ctx, callID, seq, "The call failed: "+err.Error(), false)
 	}
-	if err := e.taskSlot(ctx, a, srv, seq); errors.Is(err, errTaskWait) {
-		return nil // its job is put off: River leaves it so
+	if err := e.taskSlot(ctx, a, srv, seq); errors.Is(err, errMovedOn) {
+		log.InfoContext(ctx, "call moved on before its request was sent")
+		return nil
 	} else if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 )
@@ -16,15 +18,16 @@ import (
 // (store.WakeTaskWaiters): this is only the last resort.
 const taskSlotWait = 10 * time.Minute
 
-// errTaskWait ends an attempt whose call waits for a place among its
-// server's tasks: its job is put off already.
-var errTaskWait = errors.New("the call waits for one of its server's tasks to end")
+// errMovedOn ends an attempt whose call moved on before its request was
+// sent (a person stopped it): nothing is sent.
+var errMovedOn = errors.New("the call moved on before its request was sent")
 
 // taskSlot takes a place among the server's tasks for a request whose
 // answer may be a task: a tools/call to a server that runs tasks. With
-// none free, the call says so and its request waits, its job put off:
-// it returns errTaskWait. A request that may go (or whose call moved on)
-// gets nil.
+// none free, the call says so and its request waits: its job is put off in
+// the same transaction, and the snooze returned puts it off all the same
+// should that have missed it. A request that may go gets nil, and one whose
+// call moved on meanwhile errMovedOn.
 func (e *Engine) taskSlot(ctx context.Context, a *store.Attempt, srv mcpclient.Server, seq int) error {
 	c := a.Call
 	if c.Method != mcpclient.MethodCallTool || !c.ServerRunsTasks || c.TaskID != nil ||
@@ -37,12 +40,12 @@ func (e *Engine) taskSlot(ctx context.Context, a *store.Attempt, srv mcpclient.S
 		After: taskSlotWait, Job: o.Job, JobAttempt: o.JobAttempt, Scheduled: o.Scheduled})
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		return nil // the request that follows finds the call moved on
+		return errMovedOn
 	case err != nil || took:
 		return err
 	}
 	e.log.InfoContext(ctx, "the server runs as many tasks as it may: the call waits", "call_id", c.ID, "seq", seq, "max_tasks", most)
-	return errTaskWait
+	return river.JobSnooze(taskSlotWait)
 }
 
 // WaitingForTasks is what the page of a call says while it waits for one

@@ -193,6 +193,19 @@ func TestTaskLimitThroughThePages(t *testing.T) {
 	if _, page := c.do("GET", inst.URL+"/calls/"+second.ID, "", ""); strings.Contains(string(page), "call-waiting") {
 		t.Fatalf("the page still says the call waits:\n%s", page)
 	}
+	// The admin page changes the limit, and says what is wrong with one
+	// that is no number of tasks.
+	status, page := c.post(inst.URL+"/admin/servers/tasker", url.Values{"url": {tasker.URL}, "max_tasks": {"0"}})
+	if status != http.StatusUnprocessableEntity || !strings.Contains(string(page), "Give the tasks at once as a whole number from 1 to 100000") {
+		t.Fatalf("a limit of 0: %d\n%s", status, page)
+	}
+	if status, body := c.post(inst.URL+"/admin/servers/tasker", url.Values{"url": {tasker.URL}, "max_tasks": {"3"}}); status != http.StatusSeeOther {
+		t.Fatalf("a limit of 3: %d %s", status, body)
+	}
+	if _, page := c.do("GET", inst.URL+"/admin/servers/tasker", "", ""); !strings.Contains(string(page), `name="max_tasks" min="1" max="100000" value="3"`) ||
+		!strings.Contains(string(page), "Now 1 running or on their way, 0 waiting.") {
+		t.Fatalf("the admin page after the limit was changed:\n%s", page)
+	}
 }
 
 // TestBrowserTask: a task's call page at laptop width with JavaScript and

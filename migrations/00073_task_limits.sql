@@ -38,7 +38,7 @@ create index concurrently if not exists calls_task_waiting_idx on calls (server_
 -- +goose StatementBegin
 create or replace function calls_wake_task_waiter() returns trigger language plpgsql as $$
 begin
-    perform pg_advisory_xact_lock(7302, old.server_id::int);
+    perform pg_advisory_xact_lock(7302, (old.server_id % 2147483648)::int);
     update river_job set state = 'available', scheduled_at = now()
     where id = (select j.id from calls w
                 join river_job j on j.kind = 'mcp_request' and j.state = 'scheduled'

@@ -12,7 +12,7 @@ import (
 // unset). A call holds a place among them while its task is under way, and
 // while its request is on its way to a server that runs tasks, since the
 // answer may be one. A call that finds no place is not sent: it waits in
-// line, its job snoozed, and the call that gives its place up wakes the
+// line, its job put off, and the call that gives its place up wakes the
 // first in line (the trigger of migration 00073). Places are taken one at
 // a time per server, under a lock, so the count holds across instances.
 
@@ -74,7 +74,7 @@ func (s *Store) TaskSlot(ctx context.Context, callID string, seq, most int, w Ta
 	err = s.announcedTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		// A statement of its own: the count that follows sees every place
 		// taken before the lock was.
-		if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock($2, server_id::int) from calls where id = $1`,
+		if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock($2, (server_id % 2147483648)::int) from calls where id = $1`,
 			callID, taskSlotLock); err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func (s *Store) WakeTaskWaiters(ctx context.Context) (int64, error) {
 		with line as (
 			select w.id, w.server_id, row_number() over (partition by w.server_id order by w.task_wait_since, w.id) as place
 			from calls w where w.`+taskWaits+`),
-		free as (
+		free as materialized (
 			select s.id as server_id, coalesce(s.max_tasks, $1) - (select count(*) from calls h
 				where h.server_id = s.id and h.`+taskHolds+`) as free
 			from servers s where s.id in (select server_id from line))

@@ -97,6 +97,23 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 // maxMaxTasks is the most tasks at once the admin page takes for a server.
 const maxMaxTasks = 100000
 
+// maxTasksField reads the server form's tasks at once, when it has the
+// field: zero for the default. What is wrong with it goes in vm.
+func maxTasksField(c echo.Context, vm *views.AdminServerVM) (int, bool) {
+	if !c.Request().PostForm.Has("max_tasks") {
+		return 0, false
+	}
+	vm.MaxTasks = strings.TrimSpace(c.FormValue("max_tasks"))
+	if vm.MaxTasks == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(vm.MaxTasks)
+	if (err != nil || n < 1 || n > maxMaxTasks) && vm.Error == "" {
+		vm.Error = fmt.Sprintf("Give the tasks at once as a whole number from 1 to %d, or leave it empty.", maxMaxTasks)
+	}
+	return n, true
+}
+
 // stateLifeSpan is how far back the server page looks for the answers a
 // server refused because it had forgotten its questions.
 const stateLifeSpan = 30 * 24 * time.Hour
@@ -143,17 +160,7 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 			vm.Error = rootsErr.Error()
 		}
 	}
-	maxTasks, maxTasksForm := 0, c.Request().PostForm.Has("max_tasks")
-	if maxTasksForm {
-		vm.MaxTasks = strings.TrimSpace(c.FormValue("max_tasks"))
-		if n, err := strconv.Atoi(vm.MaxTasks); vm.MaxTasks != "" && (err != nil || n < 1 || n > maxMaxTasks) {
-			if vm.Error == "" {
-				vm.Error = fmt.Sprintf("Give the tasks at once as a whole number from 1 to %d, or leave it empty.", maxMaxTasks)
-			}
-		} else {
-			maxTasks = n
-		}
-	}
+	maxTasks, maxTasksForm := maxTasksField(c, vm)
 	replayWas, replayForm := vm.Replay, c.FormValue("replay_form") != ""
 	if replayForm {
 		vm.Replay = c.FormValue("replay") != ""

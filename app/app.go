@@ -110,6 +110,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			ln.Close()
 			return fail(err)
 		}
+		if s.MaxTasks > 0 {
+			// From MCP_SERVERS_FILE: replaces what the admin page set.
+			if err := st.SetServerMaxTasks(ctx, s.Name, s.MaxTasks); err != nil {
+				ln.Close()
+				return fail(err)
+			}
+		}
 		if s.HeaderName != "" {
 			// From MCP_SERVERS_FILE: kept as stored credentials are, and
 			// sent only to the server's own origin.
@@ -165,6 +172,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		HeldTimeout:         cfg.HeldTimeout,
 		RetryWindow:         retryWindow(cfg.RetryWindow),
 		TaskWaitPoll:        cfg.TaskWaitPoll,
+		TaskWorkers:         cfg.TaskWorkers,
+		TaskMaxLifetime:     cfg.TaskMaxLifetime,
 		Notifier:            notifier,
 		Capabilities:        mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
 		Version:             cfg.Version,

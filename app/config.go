@@ -88,12 +88,17 @@ type Config struct {
 	Version   string
 	PprofAddr string
 	// TaskWaitPoll is how often at most a server's task is polled while
-	// its question waits for a person.
+	// its question waits for a person, or after a person stopped it.
 	TaskWaitPoll time.Duration
 	// StderrLogLines of each local server's stderr are logged every
 	// StderrLogPeriod at most (LOCAL_STDERR_LOG).
 	StderrLogLines  int
 	StderrLogPeriod time.Duration
+	// TaskWorkers is how many task polls one instance runs at once, apart
+	// from every other job; TaskMaxLifetime how long a task without a
+	// lifetime of its own is followed.
+	TaskWorkers     int
+	TaskMaxLifetime time.Duration
 }
 
 // ServerConfig is an MCP server named in MCP_SERVERS.
@@ -111,6 +116,9 @@ type ServerConfig struct {
 	// most MaxProcesses at once for calls that hold a session.
 	Command      *mcpclient.Command
 	MaxProcesses int
+	// MaxTasks is how many tasks the server runs at once (MCP_SERVERS_FILE
+	// only); zero leaves what the admin page set.
+	MaxTasks int
 }
 
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/rounds?sslmode=disable"
@@ -175,11 +183,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			return cfg, fmt.Errorf("RETRY_WINDOW: want a Go duration such as 10m (0 for never), got %q", v)
 		}
 	}
-	cfg.TaskWaitPoll = engine.DefaultTaskWaitPoll
-	if v := getenv("TASK_WAIT_POLL"); v != "" {
-		if cfg.TaskWaitPoll, err = time.ParseDuration(v); err != nil || cfg.TaskWaitPoll <= 0 {
-			return cfg, fmt.Errorf("TASK_WAIT_POLL: want a positive Go duration such as 30s, got %q", v)
-		}
+	if err := cfg.readTaskSettings(getenv); err != nil {
+		return cfg, err
 	}
 	cfg.SessionTTL = 12 * time.Hour
 	if v := getenv("SESSION_TTL"); v != "" {
@@ -303,6 +308,31 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// readTaskSettings reads the settings of tasks: TASK_WAIT_POLL,
+// TASK_WORKERS and TASK_MAX_LIFETIME.
+func (cfg *Config) readTaskSettings(getenv func(string) string) error {
+	var err error
+	cfg.TaskWaitPoll = engine.DefaultTaskWaitPoll
+	if v := getenv("TASK_WAIT_POLL"); v != "" {
+		if cfg.TaskWaitPoll, err = time.ParseDuration(v); err != nil || cfg.TaskWaitPoll <= 0 {
+			return fmt.Errorf("TASK_WAIT_POLL: want a positive Go duration such as 30s, got %q", v)
+		}
+	}
+	cfg.TaskWorkers = engine.DefaultTaskWorkers
+	if v := getenv("TASK_WORKERS"); v != "" {
+		if cfg.TaskWorkers, err = strconv.Atoi(v); err != nil || cfg.TaskWorkers < 1 {
+			return fmt.Errorf("TASK_WORKERS: want a whole number of at least 1, got %q", v)
+		}
+	}
+	cfg.TaskMaxLifetime = engine.DefaultTaskLifetime
+	if v := getenv("TASK_MAX_LIFETIME"); v != "" {
+		if cfg.TaskMaxLifetime, err = parseDays(v); err != nil || cfg.TaskMaxLifetime <= 0 {
+			return fmt.Errorf("TASK_MAX_LIFETIME: want a number of days such as 7d, or a Go duration such as 36h, got %q", v)
+		}
+	}
+	return nil
 }
 
 // parseDays reads a number of days ("90d") or a Go duration ("2160h").

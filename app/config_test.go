@@ -2,6 +2,7 @@ package app
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,37 @@ func TestParseStderrLog(t *testing.T) {
 			lines, period, err := parseStderrLog(tc.in)
 			if (err != nil) != tc.err || lines != tc.lines || period != tc.period {
 				t.Errorf("%q: %d, %s, %v", tc.in, lines, period, err)
+			}
+		})
+	}
+}
+
+// TestTaskSettings: TASK_WORKERS and TASK_MAX_LIFETIME, their defaults, and
+// what is said of a wrong value.
+func TestTaskSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		env      map[string]string
+		workers  int
+		lifetime time.Duration
+		err      string
+	}{
+		{"OKDefaults", nil, 10, 7 * 24 * time.Hour, ""},
+		{"OK", map[string]string{"TASK_WORKERS": "3", "TASK_MAX_LIFETIME": "2d"}, 3, 48 * time.Hour, ""},
+		{"OKDuration", map[string]string{"TASK_MAX_LIFETIME": "90m"}, 10, 90 * time.Minute, ""},
+		{"ErrWorkers", map[string]string{"TASK_WORKERS": "0"}, 0, 0, "TASK_WORKERS: want a whole number of at least 1"},
+		{"ErrLifetime", map[string]string{"TASK_MAX_LIFETIME": "forever"}, 0, 0, "TASK_MAX_LIFETIME: want a number of days"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := LoadConfig(func(k string) string { return tc.env[k] })
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || cfg.TaskWorkers != tc.workers || cfg.TaskMaxLifetime != tc.lifetime {
+				t.Fatalf("workers %d, lifetime %v, err %v", cfg.TaskWorkers, cfg.TaskMaxLifetime, err)
 			}
 		})
 	}

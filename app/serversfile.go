@@ -30,6 +30,7 @@ type fileEntry struct {
 	Sampling     bool   `json:"sampling"`
 	Roots        bool   `json:"roots"`
 	MaxProcesses int    `json:"maxProcesses"`
+	MaxTasks     int    `json:"maxTasks"`
 }
 
 // defaultMaxProcesses is how many processes of a handshake-era stdio
@@ -162,6 +163,10 @@ func (e fileEntry) server(name string, getenv func(string) string) (ServerConfig
 	if e.MaxProcesses < 0 {
 		return sc, errors.New("maxProcesses should be 1 or more")
 	}
+	if e.MaxTasks < 0 {
+		return sc, errors.New("maxTasks should be 1 or more")
+	}
+	sc.MaxTasks = e.MaxTasks
 	var missing []string
 	expand := func(s string) string {
 		return envRef.ReplaceAllStringFunc(s, func(ref string) string {

@@ -110,11 +110,19 @@ type Config struct {
 	FetchPollInterval time.Duration
 	// TaskWaitPoll is how often at most a task is polled while one of its
 	// questions waits for a person; default 30s. While it works, it is
-	// polled as often as the server asks.
+	// polled as often as the server asks. A task a person stopped whose
+	// server still says it works is polled this often too.
 	TaskWaitPoll time.Duration
 	// JobStuckThreshold is how long past its timeout a job runs before
 	// River says it appears stuck; default River's (10s). Tests shorten it.
 	JobStuckThreshold time.Duration
+	// TaskWorkers is how many task polls one instance runs at once, in a
+	// queue of their own (queue.TaskQueue); default 10. Other jobs never
+	// wait for them.
+	TaskWorkers int
+	// TaskMaxLifetime is how long a task the server gave no lifetime
+	// (ttlMs) is followed before its call fails; default 7 days.
+	TaskMaxLifetime time.Duration
 }
 
 // The defaults of the settings people most often change; the app's
@@ -127,6 +135,8 @@ const (
 	DefaultHeldTimeout    = 10 * time.Minute
 	DefaultRetryWindow    = 10 * time.Minute
 	DefaultTaskWaitPoll   = 30 * time.Second
+	DefaultTaskWorkers    = 10
+	DefaultTaskLifetime   = 7 * 24 * time.Hour
 	DefaultRetention      = 90 * 24 * time.Hour
 	DefaultAuditRetention = 400 * 24 * time.Hour
 )
@@ -193,6 +203,12 @@ func (c Config) withDefaults() Config {
 	if c.StderrLogPeriod <= 0 {
 		c.StderrLogPeriod = DefaultStderrLogPeriod
 	}
+	if c.TaskWorkers <= 0 {
+		c.TaskWorkers = DefaultTaskWorkers
+	}
+	if c.TaskMaxLifetime <= 0 {
+		c.TaskMaxLifetime = DefaultTaskLifetime
+	}
 	return c
 }
 
@@ -254,7 +270,10 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 	if err := river.AddWorkerSafely(workers, &deadlineWorker{e: e}); err != nil {
 		return nil, err
 	}
-	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers}}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers},
+		// Task polls may each take a request's whole timeout, and there may
+		// be thousands: they have workers of their own.
+		queue.TaskQueue: {MaxWorkers: e.cfg.TaskWorkers}}
 	if len(e.cfg.Locals.Names()) > 0 {
 		// Retries that must reach this instance's local processes.
 		queues[queue.LocalQueue(e.cfg.InstanceID)] = river.QueueConfig{MaxWorkers: e.cfg.Workers}

@@ -48,6 +48,11 @@ func (w *expiryWorker) Work(ctx context.Context, _ *river.Job[queue.ExpiryArgs])
 	if err != nil {
 		return err
 	}
+	if n, err := w.e.store.WakeTaskWaiters(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		w.e.log.InfoContext(ctx, "calls waiting for a place among their server's tasks woken", "calls", n)
+	}
 	if n, err := w.e.store.ReclaimLocalJobs(ctx); err != nil {
 		return err
 	} else if n > 0 {

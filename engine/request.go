@@ -248,6 +248,12 @@ func (e *Engine) attempt(ctx context.Context, job queue.Job, a *store.Attempt, s
 	if err != nil {
 		return e.store.FailCall(ctx, callID, seq, "The call failed: "+err.Error(), false)
 	}
+	if err := e.taskSlot(ctx, job, a, srv, seq); errors.Is(err, errMovedOn) {
+		log.InfoContext(ctx, "call moved on before its request was sent")
+		return nil
+	} else if err != nil {
+		return err
+	}
 	token, renewable, err := e.renewDue(ctx, a.Token, a.Call.ServerID, a.Call.Owner, "")
 	if err != nil {
 		return err

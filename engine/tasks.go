@@ -22,8 +22,16 @@ import (
 // any instance, across restarts, snoozing between polls. A task's
 // questions become rounds like any other; answering one sends tasks/update
 // through the call's request job (answerTask), which brings the poll
-// forward. Stop sends tasks/cancel, and the poll goes on a while to keep a
-// result that came all the same.
+// forward. Stop sends tasks/cancel, and the poll goes on a while, slowly,
+// to keep a result that came all the same.
+//
+// Tasks must not starve other jobs, however many a server starts and
+// however slowly it answers: polls run in a queue of their own
+// (TaskWorkers), a server runs at most its own number of tasks at once
+// (a call beyond waits unsent; see store.TaskSlot), a task the server gave
+// no lifetime is followed at most TaskMaxLifetime, a stopped one is polled
+// only every TaskWaitPoll, and a poll that learnt nothing new writes
+// nothing to the call.
 
 // Bounds on the pace of polls, whatever the server asks: never more often
 // than minTaskPoll, never less often than maxTaskPoll; defaultTaskPoll
@@ -148,6 +156,9 @@ func (e *Engine) pollTask(ctx context.Context, callID string) error {
 	if err != nil {
 		return err
 	}
+	if !c.Finished() && e.outlived(c) {
+		return e.endOutlived(ctx, log, c, srv)
+	}
 	t, err := e.mcp.GetTask(ctx, srv, *c.TaskID)
 	// What the poll learnt is stored even when the request took all of
 	// the job's time.
@@ -183,8 +194,10 @@ func (e *Engine) pollTask(ctx context.Context, callID string) error {
 		return e.endTask(ctx, c, store.TaskEnd{Status: store.CallCancelled, Message: msg})
 	}
 	if c.Finished() {
-		// Stopped, and not ended yet: look again later.
-		return river.JobSnooze(e.taskPace(t, false))
+		// Stopped, and the server still says it works: look again, as
+		// seldom as while a person is asked. Only a result that comes all
+		// the same matters now.
+		return river.JobSnooze(e.taskPace(t, true))
 	}
 	if err := e.store.TaskPolled(ctx, c, taskState(t)); err != nil {
 		return err
@@ -198,7 +211,37 @@ func (e *Engine) pollTask(ctx context.Context, callID string) error {
 		}
 		waiting = asked
 	}
-	return river.JobSnooze(e.taskPace(t, waiting))
+	return river.JobSnooze(e.nextPoll(c, t, waiting))
+}
+
+// outlived says whether a task the server gave no lifetime (ttlMs) has
+// been followed for TaskMaxLifetime.
+func (e *Engine) outlived(c *store.Call) bool {
+	return c.TaskExpiresAt == nil && c.TaskStartedAt != nil && time.Since(*c.TaskStartedAt) >= e.cfg.TaskMaxLifetime
+}
+
+// endOutlived fails the call of a task that outlived TaskMaxLifetime, and
+// asks the server to stop it; whether it does no longer matters.
+func (e *Engine) endOutlived(ctx context.Context, log *slog.Logger, c *store.Call, srv mcpclient.Server) error {
+	log.InfoContext(ctx, "a task without a lifetime of its own ran too long", "started", c.TaskStartedAt)
+	if err := e.mcp.CancelTask(ctx, srv, *c.TaskID); err != nil {
+		log.InfoContext(ctx, "asking the server to stop a task that ran too long", "err", err)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	return e.endTask(ctx, c, store.TaskEnd{Status: store.CallFailed, Message: "Rounds follows a task its server gives no " +
+		"lifetime of its own for " + HumanDuration(e.cfg.TaskMaxLifetime) + " at most. This one ran that long, so Rounds " +
+		"stopped following it and asked the server to stop it."})
+}
+
+// nextPoll is how long to wait before the next poll of a task still under
+// way: its pace, and no later than the end of its lifetime.
+func (e *Engine) nextPoll(c *store.Call, t *mcpclient.Task, waiting bool) time.Duration {
+	d := e.taskPace(t, waiting)
+	if _, ok := t.Deadline(); !ok && c.TaskStartedAt != nil {
+		d = min(d, max(time.Until(c.TaskStartedAt.Add(e.cfg.TaskMaxLifetime)), minTaskPoll))
+	}
+	return d
 }
 
 // stillWatched says whether a stopped call's task is still polled, for a
@@ -248,7 +291,9 @@ func (e *Engine) taskAsked(ctx context.Context, log *slog.Logger, c *store.Call,
 		return false, e.endTask(ctx, c, store.TaskEnd{Status: store.CallFailed,
 			Message: fmt.Sprintf("The call asked more than %d rounds of questions; Rounds stopped following its task.", maxTaskRounds)})
 	}
-	expires := time.Now().Add(e.cfg.RoundTTL)
+	// The server's own lifetime for rounds, when an operator set one, as
+	// for any other round.
+	expires := time.Now().Add(e.roundTTL(ctx, c.ServerID))
 	if c.TaskExpiresAt != nil && c.TaskExpiresAt.Before(expires) {
 		// The server forgets the task then: the question cannot outlive it.
 		expires = *c.TaskExpiresAt

@@ -226,3 +226,28 @@ func TestTaskEnds(t *testing.T) {
 		t.Fatalf("against the extension: %q", v)
 	}
 }
+
+// TestTaskRoundTakesServerLifetime: a task's question stays answerable as
+// long as its server's own round lifetime says, not ROUND_TTL.
+func TestTaskRoundTakesServerLifetime(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := t.Context()
+	tasker := mcptest.NewTasker(t, taskPoll)
+	in := startInstance(t, pool, "a", engine.Config{TaskWaitPoll: taskWait})
+	server, err := in.st.UpsertServer(ctx, "tasker", tasker.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.st.UpdateServer(ctx, "tasker", tasker.URL, 90*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	id := startTaskCall(t, in.st, server.ID, "deploy")
+	waitFor(t, in.st, id, store.CallInputRequired, 1)
+	rounds, err := in.st.Rounds(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(rounds[0].ExpiresAt); left > 90*time.Second || left < 60*time.Second {
+		t.Fatalf("the task's round is answerable for %v; the server's rounds last 90s", left.Round(time.Second))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,6 +51,13 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	if s.RoundTTL > 0 {
 		vm.RoundTTL = shortDuration(s.RoundTTL)
 	}
+	vm.DefaultMaxTasks = store.DefaultMaxTasks
+	if s.MaxTasks != nil {
+		vm.MaxTasks = strconv.Itoa(*s.MaxTasks)
+	}
+	if vm.TasksHeld, vm.TasksWaiting, err = h.store.ServerTaskLoad(ctx, s.ID); err != nil {
+		return nil, err
+	}
 	if vm.Local, vm.IsLocal, err = h.localProcessesVM(ctx, s.Name, s.URL); err != nil {
 		return nil, err
 	}
@@ -84,6 +92,26 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 		}
 	}
 	return vm, nil
+}
+
+// maxMaxTasks is the most tasks at once the admin page takes for a server.
+const maxMaxTasks = 100000
+
+// maxTasksField reads the server form's tasks at once, when it has the
+// field: zero for the default. What is wrong with it goes in vm.
+func maxTasksField(c echo.Context, vm *views.AdminServerVM) (int, bool) {
+	if !c.Request().PostForm.Has("max_tasks") {
+		return 0, false
+	}
+	vm.MaxTasks = strings.TrimSpace(c.FormValue("max_tasks"))
+	if vm.MaxTasks == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(vm.MaxTasks)
+	if (err != nil || n < 1 || n > maxMaxTasks) && vm.Error == "" {
+		vm.Error = fmt.Sprintf("Give the tasks at once as a whole number from 1 to %d, or leave it empty.", maxMaxTasks)
+	}
+	return n, true
 }
 
 // stateLifeSpan is how far back the server page looks for the answers a
@@ -132,6 +160,7 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 			vm.Error = rootsErr.Error()
 		}
 	}
+	maxTasks, maxTasksForm := maxTasksField(c, vm)
 	replayWas, replayForm := vm.Replay, c.FormValue("replay_form") != ""
 	if replayForm {
 		vm.Replay = c.FormValue("replay") != ""
@@ -148,6 +177,11 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 	if err := h.store.UpdateServer(ctx, vm.Name, rawURL, ttl); err != nil {
 		return err
 	}
+	if maxTasksForm {
+		if err := h.store.SetServerMaxTasks(ctx, vm.Name, maxTasks); err != nil {
+			return err
+		}
+	}
 	if features {
 		if err := h.store.SetServerFeatures(ctx, vm.Name, vm.Sampling, vm.Roots); err != nil {
 			return err
@@ -162,7 +196,8 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 			return err
 		}
 	}
-	h.audit(c, "server.updated", vm.Name, map[string]any{"url": rawURL, "round_ttl": shortDuration(ttl), "protocol": vm.ProtocolPin})
+	h.audit(c, "server.updated", vm.Name, map[string]any{"url": rawURL, "round_ttl": shortDuration(ttl), "protocol": vm.ProtocolPin,
+		"max_tasks": vm.MaxTasks})
 	switch {
 	case remove:
 		if err := h.store.SetServerHeader(ctx, vm.Name, "", ""); err != nil {

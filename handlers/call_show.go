@@ -173,7 +173,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		vm.Error = *call.Error
 	}
 	if p := call.RunningProgress(); p != nil {
-		vm.Progress = &views.ProgressVM{Message: p.Message, Value: p.Progress}
+		vm.Progress = &views.ProgressVM{Message: p.Message, Value: p.Progress, Waiting: p.Waiting}
 		if p.Total != nil {
 			vm.Progress.Max = *p.Total
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +133,78 @@ func TestTaskThroughTheAPI(t *testing.T) {
 				t.Fatalf("a task id left Rounds:\n%s", b)
 			}
 		}
+	}
+}
+
+// TestTaskLimitThroughThePages: a servers file lets a server run one task
+// at once, and its admin page says so. A program starts two calls that
+// become tasks: the second is not sent, and its page says why; when the
+// first is stopped, the second starts.
+func TestTaskLimitThroughThePages(t *testing.T) {
+	t.Parallel()
+	tasker := mcptest.NewTasker(t, 300*time.Millisecond)
+	path := filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {"tasker": {"url": "`+tasker.URL+`", "maxTasks": 1}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := newDatabase(t)
+	inst := startInstance(t, db, map[string]string{"MCP_SERVERS_FILE": path, "MCP_REQUEST_TIMEOUT": "2s", "TASK_WAIT_POLL": "1s"}, nil)
+	c := newClient(t, db)
+	c.login(inst.URL, "admin", adminPassword)
+	if _, page := c.do("GET", inst.URL+"/admin/servers/tasker", "", ""); !strings.Contains(string(page), `name="max_tasks" min="1" max="100000" value="1"`) {
+		t.Fatalf("the admin page does not show the file's maxTasks:\n%s", page)
+	}
+	first := c.startWith(inst.URL, `{"server":"tasker","tool":"long_job","arguments":{}}`)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		var task struct {
+			Task *struct{} `json:"task"`
+		}
+		_, body := c.do("GET", inst.URL+"/api/v1/calls/"+first.ID, "", "")
+		if json.Unmarshal(body, &task) == nil && task.Task != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first call never became a task: %s", body)
+		}
+	}
+	second := c.startWith(inst.URL, `{"server":"tasker","tool":"long_job","arguments":{}}`)
+	const waiting = "Waiting: tasker already runs 1 task; this call starts when one ends."
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		_, page := c.do("GET", inst.URL+"/calls/"+second.ID, "", "")
+		if strings.Contains(string(page), `data-testid="call-waiting">`+waiting+`<`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second call's page does not say it waits:\n%s", page)
+		}
+	}
+	if n := tasker.Started("long_job"); n != 1 {
+		t.Fatalf("the server started %d tasks; it may run one", n)
+	}
+	if status, body := c.post(inst.URL+"/calls/"+first.ID+"/stop", url.Values{}); status != http.StatusSeeOther {
+		t.Fatalf("stop: %d %s", status, body)
+	}
+	for deadline := time.Now().Add(time.Minute); tasker.Started("long_job") < 2; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second call did not start when the first task was stopped")
+		}
+	}
+	c.waitFor(inst.URL, second.ID, time.Minute, func(c apiCall) bool { return c.Status == "running" })
+	if _, page := c.do("GET", inst.URL+"/calls/"+second.ID, "", ""); strings.Contains(string(page), "call-waiting") {
+		t.Fatalf("the page still says the call waits:\n%s", page)
+	}
+	// The admin page changes the limit, and says what is wrong with one
+	// that is no number of tasks.
+	status, page := c.post(inst.URL+"/admin/servers/tasker", url.Values{"url": {tasker.URL}, "max_tasks": {"0"}})
+	if status != http.StatusUnprocessableEntity || !strings.Contains(string(page), "Give the tasks at once as a whole number from 1 to 100000") {
+		t.Fatalf("a limit of 0: %d\n%s", status, page)
+	}
+	if status, body := c.post(inst.URL+"/admin/servers/tasker", url.Values{"url": {tasker.URL}, "max_tasks": {"3"}}); status != http.StatusSeeOther {
+		t.Fatalf("a limit of 3: %d %s", status, body)
+	}
+	if _, page := c.do("GET", inst.URL+"/admin/servers/tasker", "", ""); !strings.Contains(string(page), `name="max_tasks" min="1" max="100000" value="3"`) ||
+		!strings.Contains(string(page), "Now 1 running or on their way, 0 waiting.") {
+		t.Fatalf("the admin page after the limit was changed:\n%s", page)
 	}
 }
 

@@ -32,6 +32,15 @@ import (
 //   - flaky_build: works one poll, then fails with a JSON-RPC error.
 //   - long_job: works until stopped (tasks/cancel), saying its step; with
 //     FinishOnCancel it completes instead ("Finished before the stop").
+//   - endless: never ends, and says so with a new statusMessage on every
+//     poll ("Working, poll 3"); it has no ttlMs, and tasks/cancel leaves
+//     it working, as the extension allows. A server that answers every
+//     call with such a task is what TASK_WORKERS, maxTasks and
+//     TASK_MAX_LIFETIME are for.
+//   - steady: never ends either, saying the same ("Working.") on every
+//     poll, with a ttlMs and a createdAt to the nanosecond.
+//
+// SlowGets makes tasks/get take a while, as a loaded server's does.
 //
 // Steps advance on polls, not on time, so a test at human speed decides
 // when a person answers and the task waits for them.
@@ -44,11 +53,17 @@ type Tasker struct {
 	finish     bool // a stopped long_job completes all the same
 	exchanges  []Exchange
 	violations []string
+	// getDelay is how long tasks/get takes; getting counts those under
+	// way, mostGetting the most ever at once.
+	getDelay    time.Duration
+	getting     int
+	mostGetting int
 }
 
 type fakeTask struct {
 	id, tool  string
 	env       string // plan_deploy's answer
+	noTTL     bool   // the task has no ttlMs
 	step      int
 	status    string
 	message   string
@@ -79,6 +94,27 @@ func (s *Tasker) FinishOnCancel() {
 	s.mu.Lock()
 	s.finish = true
 	s.mu.Unlock()
+}
+
+// SlowGets makes every tasks/get take d before it is answered.
+func (s *Tasker) SlowGets(d time.Duration) {
+	s.mu.Lock()
+	s.getDelay = d
+	s.mu.Unlock()
+}
+
+// MostGetting is the most tasks/get requests ever under way at once.
+func (s *Tasker) MostGetting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mostGetting
+}
+
+// Getting is how many tasks/get requests are under way now.
+func (s *Tasker) Getting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.getting
 }
 
 // Expire forgets every task, as a server does after their TTL.
@@ -119,6 +155,19 @@ type Poll struct {
 	At    time.Time
 	Asked string
 	Every time.Duration
+}
+
+// Started counts the tasks of tool the server started.
+func (s *Tasker) Started(tool string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, t := range s.tasks {
+		if t.tool == tool {
+			n++
+		}
+	}
+	return n
 }
 
 // Polls returns the tasks/get requests of the only task of tool.
@@ -167,13 +216,19 @@ const taskerTools = `{"tools":[` +
 	`{"name":"deploy","title":"Deploy build 42","description":"Builds, asks for a go-ahead, deploys.","inputSchema":{"type":"object","properties":{}},"execution":{"taskSupport":"required"}},` +
 	`{"name":"plan_deploy","title":"Plan a deployment","inputSchema":{"type":"object","properties":{}},"execution":{"taskSupport":"required"}},` +
 	`{"name":"flaky_build","title":"A build that breaks","inputSchema":{"type":"object","properties":{}},"execution":{"taskSupport":"required"}},` +
-	`{"name":"long_job","title":"A long job","inputSchema":{"type":"object","properties":{}},"execution":{"taskSupport":"required"}}` +
+	`{"name":"long_job","title":"A long job","inputSchema":{"type":"object","properties":{}},"execution":{"taskSupport":"required"}},` +
+	`{"name":"endless","title":"A job that never ends","inputSchema":{"type":"object","properties":{}},"execution":{"taskSupport":"required"}},` +
+	`{"name":"steady","title":"A job that always says the same","inputSchema":{"type":"object","properties":{}},"execution":{"taskSupport":"required"}}` +
 	`],"resultType":"complete"}`
 
 func (s *Tasker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var msg rpcMessage
 	_ = json.Unmarshal(body, &msg)
+	if msg.Method == "tasks/get" {
+		s.slowGet(r)
+		defer func() { s.mu.Lock(); s.getting--; s.mu.Unlock() }()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.exchanges = append(s.exchanges, Exchange{Method: r.Method, Header: r.Header.Clone(), Body: body, RPC: msg.Method})
@@ -236,7 +291,7 @@ func (s *Tasker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			env = a.Content.Env
 		}
 		switch p.Name {
-		case "deploy", "plan_deploy", "flaky_build", "long_job":
+		case "deploy", "plan_deploy", "flaky_build", "long_job", "endless", "steady":
 		default:
 			fail(-32602, "Unknown tool: "+p.Name, "")
 			return
@@ -275,6 +330,8 @@ func (s *Tasker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case "tasks/cancel":
 			if t.tool == "long_job" && s.finish {
 				t.status, t.message, t.result = "completed", "", "Finished before the stop."
+			} else if t.tool == "endless" {
+				// It goes on: a server need not stop.
 			} else if t.status == "working" || t.status == "input_required" {
 				t.status, t.message = "cancelled", "Stopped at the client's request."
 			}
@@ -289,7 +346,7 @@ func (s *Tasker) newTask(tool, env string) *fakeTask {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	t := &fakeTask{id: hex.EncodeToString(b[:]), tool: tool, env: env, status: "working", message: "Queued.",
-		poll: s.poll, answers: map[string]json.RawMessage{}, created: time.Now().UTC()}
+		poll: s.poll, answers: map[string]json.RawMessage{}, created: time.Now().UTC(), noTTL: tool == "endless"}
 	s.tasks[t.id] = t
 	return t
 }
@@ -334,6 +391,25 @@ func (s *Tasker) advance(t *fakeTask) {
 		t.status, t.message, t.err = "failed", "Tool execution failed: API rate limit exceeded", "API rate limit exceeded"
 	case "long_job":
 		t.message = fmt.Sprintf("Step %d", t.step)
+	case "endless":
+		t.message = fmt.Sprintf("Working, poll %d", t.step)
+	case "steady":
+		t.message = "Working."
+	}
+}
+
+// slowGet holds a tasks/get for the delay set, counting it as under way.
+func (s *Tasker) slowGet(r *http.Request) {
+	s.mu.Lock()
+	s.getting++
+	s.mostGetting = max(s.mostGetting, s.getting)
+	d := s.getDelay
+	s.mu.Unlock()
+	if d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+		}
 	}
 }
 
@@ -344,8 +420,11 @@ func (t *fakeTask) fields() string {
 	if t.message != "" {
 		fmt.Fprintf(&b, `,"statusMessage":%s`, strconv.Quote(t.message))
 	}
-	fmt.Fprintf(&b, `,"createdAt":%q,"lastUpdatedAt":%q,"ttlMs":3600000,"pollIntervalMs":%d`,
-		t.created.Format(time.RFC3339Nano), time.Now().UTC().Format(time.RFC3339Nano), t.poll.Milliseconds())
+	fmt.Fprintf(&b, `,"createdAt":%q,"lastUpdatedAt":%q`, t.created.Format(time.RFC3339Nano), time.Now().UTC().Format(time.RFC3339Nano))
+	if !t.noTTL {
+		b.WriteString(`,"ttlMs":3600000`)
+	}
+	fmt.Fprintf(&b, `,"pollIntervalMs":%d`, t.poll.Milliseconds())
 	switch t.status {
 	case "input_required":
 		b.WriteString(`,"inputRequests":{"approve-1":{"method":"elicitation/create","params":{"mode":"form","message":"Deploy build 42 to production? <b>not bold</b>","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean","title":"Go ahead"}},"required":["confirm"]}}}}`)

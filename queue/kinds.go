@@ -31,7 +31,9 @@ func (TaskArgs) Kind() string { return "task_poll" }
 const TaskPollAttempts = 12
 
 // InsertOpts bounds the polls that fail.
-func (TaskArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: TaskPollAttempts} }
+func (TaskArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: TaskPollAttempts, Queue: TaskQueue}
+}
 
 // TaskCancelArgs is the job that asks the server to stop a call's task,
 // once a person stopped the call.
@@ -42,8 +44,11 @@ type TaskCancelArgs struct {
 // Kind is River's name for the job.
 func (TaskCancelArgs) Kind() string { return "task_cancel" }
 
-// InsertOpts tries a few times: the server may be down for a moment.
-func (TaskCancelArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5} }
+// InsertOpts tries a few times: the server may be down for a moment. A
+// stop waits behind the task polls, not behind other jobs.
+func (TaskCancelArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 5, Queue: TaskQueue}
+}
 
 // EscalateArgs is the job that escalates round Seq of a call nobody
 // answered in time.
@@ -121,3 +126,7 @@ type RetentionArgs struct{}
 
 // Kind names the job for River.
 func (RetentionArgs) Kind() string { return "retention" }
+
+// TaskQueue is River's queue of task polls and stops, worked by workers of
+// their own, so that tasks never hold the workers other jobs need.
+const TaskQueue = "tasks"

@@ -152,3 +152,25 @@ const JobCounts = `
 const RequestOut = `exists (select 1 from river_job j where j.kind = 'mcp_request'
 	and j.args @> jsonb_build_object('call_id', c.id::text, 'seq', c.current_seq)
 	and (j.state = 'running' or (j.state = 'scheduled' and (c.retry_at is null or c.retry_at <= now()))))`
+
+// PutOffWaiting puts a request's job off by after: a running job is snoozed, as
+// River would, its attempt not counted (River then finds it no longer
+// running and leaves it so); a direct send's scheduled job is moved later.
+func PutOffWaiting(job Job, after time.Duration) Stmt {
+	if job.Direct {
+		return Stmt{`update river_job set scheduled_at = now() + make_interval(secs => $2::float8 / 1000)
+		where id = $1 and state = 'scheduled'`, []any{job.ID, after.Milliseconds()}}
+	}
+	return Stmt{`update river_job set state = 'scheduled', scheduled_at = now() + make_interval(secs => $3::float8 / 1000),
+		attempt = greatest(attempt - 1, 0) where id = $1 and attempt = $2 and state = 'running'`,
+		[]any{job.ID, job.Attempt, after.Milliseconds()}}
+}
+
+// WakeRequests makes due now the scheduled request jobs of the calls whose
+// ids the relation woken (a CTE of the statement it ends) has in column id.
+func WakeRequests(woken string) string {
+	return `update river_job set state = 'available', scheduled_at = now()
+		where id in (select j.id from ` + woken + ` l
+			join river_job j on j.kind = 'mcp_request' and j.state = 'scheduled'
+			 and j.args @> jsonb_build_object('call_id', l.id::text))`
+}

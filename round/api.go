@@ -157,7 +157,7 @@ func NewAPICall(call *store.Call, rounds []store.Round) APICall {
 	out.AskedAfresh = call.Restarts
 	if p := call.RunningProgress(); p != nil {
 		out.Progress = &APIProgress{Message: p.Message, Total: p.Total}
-		if !p.Task { // a task says what it does, not how far it is
+		if !p.Task && !p.Waiting { // a task says what it does, not how far it is; a call waiting, why
 			out.Progress.Progress = &p.Progress
 		}
 	}

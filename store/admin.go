@@ -17,10 +17,13 @@ type AdminServer struct {
 	// RoundTTLMs is RoundTTL as stored, in milliseconds.
 	RoundTTLMs *int64 `db:"round_ttl_ms"`
 	Calls      int    `db:"calls"`
+	// MaxTasks is how many tasks the server runs at once; nil means
+	// DefaultMaxTasks.
+	MaxTasks *int `db:"max_tasks"`
 }
 
 const adminServerColumns = serverColumns + `,
-	(extract(epoch from round_ttl) * 1000)::bigint as round_ttl_ms,
+	(extract(epoch from round_ttl) * 1000)::bigint as round_ttl_ms, max_tasks,
 	(select count(*) from calls c where c.server_id = servers.id) as calls`
 
 func withTTL(srvs []AdminServer) []AdminServer {

@@ -98,6 +98,22 @@ type Call struct {
 	TaskExpiresAt *time.Time `db:"task_expires_at"`
 	TaskKeys      []string   `db:"task_keys"`
 	TaskStoppedAt *time.Time `db:"task_stopped_at"`
+	// TaskStartedAt is when the server answered with the task; TaskSlot
+	// the request that took a place among the server's tasks (TaskSlot);
+	// ServerMaxTasks the server's limit, nil for DefaultMaxTasks; and
+	// ServerRunsTasks whether the server ever ran a task.
+	TaskStartedAt   *time.Time `db:"task_started_at"`
+	TaskSlot        *int       `db:"task_slot"`
+	ServerMaxTasks  *int       `db:"server_max_tasks"`
+	ServerRunsTasks bool       `db:"server_runs_tasks"`
+}
+
+// MaxTasks is how many tasks the call's server runs at once.
+func (c *Call) MaxTasks() int {
+	if c.ServerMaxTasks != nil {
+		return *c.ServerMaxTasks
+	}
+	return DefaultMaxTasks
 }
 
 // IsTask reports whether the server runs the call as a task.
@@ -125,6 +141,9 @@ type Progress struct {
 	Message  string   `json:"message,omitempty"`
 	// Task says the progress is a task's status message, with no measure.
 	Task bool `json:"task,omitempty"`
+	// Waiting says the message is Rounds' own: the call waits for a place
+	// among its server's tasks, unsent (see TaskSlot).
+	Waiting bool `json:"waiting,omitempty"`
 }
 
 // Finished reports whether the call has reached an end state.
@@ -150,7 +169,8 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	s.sampling as server_sampling, s.roots as server_roots, s.roots_list as server_roots_list,
 	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason,
 	c.restarts, s.replay_answers as server_replay, c.progress,
-	c.task_id, c.task_status, c.task_poll_ms, c.task_expires_at, c.task_keys, c.task_stopped_at`
+	c.task_id, c.task_status, c.task_poll_ms, c.task_expires_at, c.task_keys, c.task_stopped_at,
+	c.task_started_at, c.task_slot, s.max_tasks as server_max_tasks, s.runs_tasks as server_runs_tasks`
 
 // callColumnsShown is callColumns as a person is shown the call: a queued
 // call whose request is out says running (see queue.RequestOut). It is worked

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -25,6 +26,8 @@ type TaskState struct {
 	// Poll is how often the server asks to be polled; zero when unsaid.
 	Poll time.Duration
 	// ExpiresAt is when the server may forget the task; nil for never.
+	// Postgres keeps microseconds, so it is compared to the microsecond: a
+	// server's nanoseconds would read as a change on every poll.
 	ExpiresAt *time.Time
 }
 
@@ -41,14 +44,15 @@ const taskProgress = `case when $5::text = '' then progress
 	else jsonb_build_object('seq', current_seq, 'progress', 0, 'message', $5::text, 'task', true) end`
 
 // StartTask records that the server answered request seq with a task: the
-// call runs on, and its poll job is enqueued for firstPoll, in the
-// outcome's transaction.
+// call runs on, its server is known to run tasks from now on (see
+// TaskSlot), and its poll job is enqueued for firstPoll, in the outcome's
+// transaction.
 func (s *Store) StartTask(ctx context.Context, callID string, seq int, t TaskState, firstPoll time.Time, instance string, with ...Outcome) error {
 	return s.announcedTx(ctx, func(tx *txn) error {
 		b := &pgx.Batch{}
 		b.Queue(`update calls set status = 'running', task_id = $3, task_status = $4, progress = `+taskProgress+`,
 			       task_poll_ms = $6, task_expires_at = $7, task_keys = '{}', task_stopped_at = null,
-			       error = null, retryable = false, updated_at = now()
+			       task_started_at = now(), error = null, retryable = false, updated_at = now()
 			where id = $1 and current_seq = $2 and status in ('queued', 'running')`,
 			callID, seq, t.ID, t.Status, t.Message, t.pollMs(), t.ExpiresAt).
 			Exec(func(ct pgconn.CommandTag) error {
@@ -57,6 +61,8 @@ func (s *Store) StartTask(ctx context.Context, callID string, seq int, t TaskSta
 				}
 				return nil
 			})
+		b.Queue(`update servers set runs_tasks = true
+			where id = (select server_id from calls where id = $1) and not runs_tasks`, callID)
 		firstOutcome(with).queue(b)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
@@ -70,10 +76,10 @@ func (s *Store) StartTask(ctx context.Context, callID string, seq int, t TaskSta
 }
 
 // TaskPolled keeps what a poll said of a task still under way. It writes
-// only when something changed: most polls of a long task say the same.
+// only when something changed: most polls of a long task say the same,
+// and each write is a row version and a notification.
 func (s *Store) TaskPolled(ctx context.Context, c *Call, t TaskState) error {
-	if c.TaskStatus != nil && *c.TaskStatus == t.Status && sameMs(c.TaskPollMs, t.pollMs()) &&
-		sameTime(c.TaskExpiresAt, t.ExpiresAt) && taskMessage(c) == t.Message {
+	if !taskChanged(c, t) {
 		return nil
 	}
 	_, err := s.pool.Exec(ctx, `update calls set task_status = $2, task_poll_ms = $3, task_expires_at = $4,
@@ -82,10 +88,18 @@ func (s *Store) TaskPolled(ctx context.Context, c *Call, t TaskState) error {
 	return err
 }
 
-// taskMessage is the status message last kept for the call's task.
+// taskChanged says whether a poll's task differs from what the call
+// keeps of it. No status message changes none: the last one is kept.
+func taskChanged(c *Call, t TaskState) bool {
+	return c.TaskStatus == nil || *c.TaskStatus != t.Status || !sameMs(c.TaskPollMs, t.pollMs()) ||
+		!sameTime(c.TaskExpiresAt, t.ExpiresAt) || (t.Message != "" && t.Message != taskMessage(c))
+}
+
+// taskMessage is the status message last kept for the call's task, at its
+// current request, whether or not a question of the task waits now.
 func taskMessage(c *Call) string {
-	p := c.RunningProgress()
-	if p == nil || !p.Task {
+	var p Progress
+	if c.Progress == nil || json.Unmarshal(c.Progress, &p) != nil || !p.Task || p.Seq != c.CurrentSeq {
 		return ""
 	}
 	return p.Message
@@ -186,5 +200,5 @@ func sameTime(a, b *time.Time) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Equal(*b)
+	return a.Truncate(time.Microsecond).Equal(b.Truncate(time.Microsecond))
 }

@@ -331,4 +331,7 @@ type ProgressVM struct {
 	Message string
 	Value   float64
 	Max     float64
+	// Waiting says the message is Rounds' own: why the call is not sent
+	// yet, not what the server said.
+	Waiting bool
 }

@@ -101,7 +101,7 @@ func (s *Store) WakeTaskWaiters(ctx context.Context) (int64, error) {
 		free as materialized (
 			select s.id as server_id, coalesce(s.max_tasks, $1) - (select count(*) from calls h
 				where h.server_id = s.id and h.`+taskHolds+`) as free
-			from servers s where s.id in (select server_id from line))
+			from servers s where s.id in (select server_id from line)),
 		woken as (
 			select l.id from line l join free f on f.server_id = l.server_id and l.place <= f.free)
 		`+queue.WakeRequests("woken"), DefaultMaxTasks)

@@ -85,18 +85,18 @@ func startInstanceWith(t *testing.T, pool *pgxpool.Pool, id string, cfg engine.C
 // waitFor waits for the call to reach status at round seq.
 func waitFor(t *testing.T, st *store.Store, id, status string, seq int) *store.Call {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		c, err := st.Call(context.Background(), id)
-		if err != nil {
+	var c *store.Call
+	eventually(t, 30*time.Second, func() error {
+		var err error
+		if c, err = st.Call(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if c.Status == status && c.CurrentSeq == seq {
-			return c
+		if c.Status != status || c.CurrentSeq != seq {
+			return fmt.Errorf("the call is %s at round %d (error %v); want %s at round %d", c.Status, c.CurrentSeq, deref(c.Error), status, seq)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the call is %s at round %d (error %v); want %s at round %d", c.Status, c.CurrentSeq, deref(c.Error), status, seq)
-		}
-	}
+		return nil
+	})
+	return c
 }
 
 func deref(s *string) string {

@@ -85,18 +85,18 @@ func startInstanceWith(t *testing.T, pool *pgxpool.Pool, id string, cfg engine.C
 // waitFor waits for the call to reach status at round seq.
 func waitFor(t *testing.T, st *store.Store, id, status string, seq int) *store.Call {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		c, err := st.Call(context.Background(), id)
-		if err != nil {
+	var c *store.Call
+	eventually(t, 30*time.Second, func() error {
+		var err error
+		if c, err = st.Call(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if c.Status == status && c.CurrentSeq == seq {
-			return c
+		if c.Status != status || c.CurrentSeq != seq {
+			return fmt.Errorf("the call is %s at round %d (error %v); want %s at round %d", c.Status, c.CurrentSeq, deref(c.Error), status, seq)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the call is %s at round %d (error %v); want %s at round %d", c.Status, c.CurrentSeq, deref(c.Error), status, seq)
-		}
-	}
+		return nil
+	})
+	return c
 }
 
 func deref(s *string) string {
@@ -410,5 +410,41 @@ func TestPromptAndResourceAfterServerForgot(t *testing.T) {
 				t.Errorf("asked afresh %d times; result %s, want it to hold %q", done.Restarts, done.Result, c.want)
 			}
 		})
+	}
+}
+
+// TestRoundsAfterAskingAfreshAreNotTooMany: the cap on rounds counts within
+// one asking. A call asked afresh goes past MaxRounds by its round numbers
+// while each asking stays within it; every round it stores is recorded as
+// the round it is, never as one too many.
+func TestRoundsAfterAskingAfreshAreNotTooMany(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := t.Context()
+	in := startInstance(t, pool, "capped", engine.Config{MaxRounds: 2})
+	fake := mcptest.NewFake(t, mcptest.FastMCP4)
+	s, err := in.st.UpsertServer(ctx, "fastmcp", fake.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := bookFlight(t, in.st, s.ID)
+	fake.Expire()
+	answer(t, in.st, id, 2, onMay4)
+	call := waitFor(t, in.st, id, store.CallComplete, 4)
+	if call.Restarts != 1 {
+		t.Fatalf("asked afresh %d times, want 1", call.Restarts)
+	}
+	attempts, err := in.st.Attempts(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outcomes []string
+	for _, a := range attempts {
+		outcomes = append(outcomes, fmt.Sprintf("%d:%s", a.Seq, a.Outcome))
+	}
+	got := strings.Join(outcomes, " ")
+	// The refused answer to round 2 is recorded as an error; the fresh
+	// asking's two rounds as rounds.
+	if want := "0:input_required 1:input_required 2:error 2:input_required 3:input_required 4:result"; got != want {
+		t.Errorf("attempts %s, want %s", got, want)
 	}
 }

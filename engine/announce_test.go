@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -48,10 +49,19 @@ func TestAnnouncedAfterCommit(t *testing.T) {
 	// has to be announced.
 	startEngine(t, pool, st, mcpclient.New(mcpclient.Options{}), engine.Config{FetchPollInterval: time.Hour,
 		Capabilities: mcpclient.Capabilities{FormElicitation: true}, Notifier: notifier}, log)
-	for !notifier.Listening() {
-		time.Sleep(10 * time.Millisecond)
+	eventually(t, 10*time.Second, func() error {
+		if !notifier.Listening() {
+			return errors.New("the notifier does not listen")
+		}
+		return nil
+	})
+	// Past the engine's first fetch: a call it has run shows it fetched.
+	probe, err := st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool,
+		Target: "book_flight", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // past the engine's first fetch
+	waitFor(t, st, probe.ID, store.CallInputRequired, 1)
 
 	start := func() (*store.Call, <-chan struct{}, func() *store.CallNote) {
 		t.Helper()
@@ -128,19 +138,17 @@ func TestAnnouncedAfterCommit(t *testing.T) {
 		where datname = current_database() and application_name = 'rounds notifier'`).Scan(&cut); err != nil || cut == 0 {
 		t.Fatal("cutting the notifier's connection:", err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually(t, 10*time.Second, func() error {
 		var back bool
 		if err := pool.QueryRow(ctx, `select exists (select from pg_stat_activity
 			where datname = current_database() and application_name = 'rounds notifier' and pid <> $1)`, cut).Scan(&back); err != nil {
 			t.Fatal(err)
 		}
-		if back && notifier.Listening() {
-			break
+		if !back || !notifier.Listening() {
+			return errors.New("the notifier did not listen again")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the notifier did not listen again")
-		}
-	}
+		return nil
+	})
 	call, notes, latest = start()
 	if again := next(store.CallInputRequired, 1); again.Round == nil {
 		t.Fatalf("the note of the round after the cut carries no round: %+v", again)

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -47,16 +48,18 @@ func TestEscalateThenCancelAtDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	var escalatedBeforeDeadline bool
-	deadline := time.Now().Add(30 * time.Second)
-	for !call.Finished() && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
+	eventually(t, 30*time.Second, func() error {
 		if call, err = st.Call(ctx, call.ID); err != nil {
 			t.Fatal(err)
 		}
 		if call.Status == store.CallInputRequired && call.Assignee != nil && *call.Assignee == "team:leads" {
 			escalatedBeforeDeadline = true
 		}
-	}
+		if !call.Finished() {
+			return fmt.Errorf("the call is still %s", call.Status)
+		}
+		return nil
+	})
 	if !escalatedBeforeDeadline {
 		t.Error("the round never waited for team leads before its deadline")
 	}

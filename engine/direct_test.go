@@ -59,7 +59,17 @@ func TestDirectSendsSafetyNet(t *testing.T) {
 		t.Fatal(err)
 	}
 	dies.stop()
-	time.Sleep(2 * time.Second) // every worker would have taken a job due now
+	// Its job waits as the safety net, not due now: no worker takes it
+	// before a request sent at once would long have been answered.
+	var state string
+	var dueAfter time.Duration
+	if err := pool.QueryRow(ctx, `select state::text, scheduled_at - created_at from river_job
+		where kind = 'mcp_request' and args->>'call_id' = $1`, orphan.ID).Scan(&state, &dueAfter); err != nil {
+		t.Fatal(err)
+	}
+	if state != "scheduled" || dueAfter != timeout+5*time.Second {
+		t.Fatalf("the orphan's job is %s, due %s after its insert; want scheduled, due %s after", state, dueAfter, timeout+5*time.Second)
+	}
 	if n := calls.Load(); n != 0 {
 		t.Fatalf("the server saw %d requests before the safety net fell due", n)
 	}

@@ -1,9 +1,3 @@
-// Package engine does the work away from the pages: River's jobs (each MCP
-// request of a call, tried again later while a server is unreachable; a
-// handshake-era session held open while people answer; round expiry,
-// retention, round mail and webhooks) on any instance, rescued by another when
-// one dies; and the servers' tools and catalog, asked with the person's OAuth
-// connection, renewed when due.
 package engine
 
 import (
@@ -43,7 +37,10 @@ type Config struct {
 	// leader every 30s and when an instance becomes leader, so an orphan
 	// is picked up within a minute.
 	RescueAfter time.Duration
-	// Workers is how many requests one instance runs at once; default 50.
+	// Workers is how many River jobs one instance runs at once, and again
+	// how many requests it sends directly (direct.go): up to twice as many
+	// requests at once in all; default 50. An instance with local servers
+	// runs as many again from its own queue (requests for its processes).
 	Workers int
 	// Capabilities says whether forms and URL pages are declared to every
 	// server; its Sampling and Roots are unused: each server's own

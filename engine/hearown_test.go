@@ -3,11 +3,13 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,19 +28,23 @@ import (
 // instance is run by that instance's own workers, told at once as its
 // transactions return rather than through Postgres, so the other is not
 // woken to look for it; it hears what becomes of the call, including,
-// when the server is slow, that the call is being sent on. With the first
+// when the server takes its time, that the call is being sent on. With the first
 // instance's workers stopped, what
 // it stores is announced through Postgres instead, and the other instance
 // runs it at once.
 func TestOwnJobsRunHere(t *testing.T) {
 	pool := storetest.NewPool(t)
 	ctx := t.Context()
-	// The server takes its time while slow is set.
-	var slow atomic.Bool
+	// While held is set, the server answers only once it is closed.
+	var held atomic.Pointer[chan struct{}]
 	mcp := demo.Handler(demo.Options{Secret: []byte("own jobs test secret")})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if slow.Load() {
-			time.Sleep(time.Second)
+		if hold := held.Load(); hold != nil {
+			select {
+			case <-*hold:
+			case <-r.Context().Done():
+				return
+			}
 		}
 		mcp.ServeHTTP(w, r)
 	}))
@@ -61,13 +67,15 @@ func TestOwnJobsRunHere(t *testing.T) {
 		go n.Run(nctx)
 		eng := startEngine(t, pool, st, mcpclient.New(mcpclient.Options{}), engine.Config{InstanceID: id,
 			FetchPollInterval: time.Hour, Capabilities: mcpclient.Capabilities{FormElicitation: true}, Notifier: n}, log)
-		for !n.Listening() {
-			time.Sleep(10 * time.Millisecond)
-		}
+		eventually(t, 10*time.Second, func() error {
+			if !n.Listening() {
+				return errors.New("the notifier does not listen")
+			}
+			return nil
+		})
 		return instance{st: st, notifier: n, eng: eng}
 	}
 	a, b := start("instance-a"), start("instance-b")
-	time.Sleep(200 * time.Millisecond) // past both engines' first fetch
 	server, err := a.st.UpsertServer(ctx, "demo", srv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -76,18 +84,16 @@ func TestOwnJobsRunHere(t *testing.T) {
 	// wait waits for the call to reach status at round seq.
 	wait := func(id, status string, seq int) {
 		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		eventually(t, 20*time.Second, func() error {
 			c, err := a.st.Call(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Status == status && c.CurrentSeq == seq {
-				return
+			if c.Status != status || c.CurrentSeq != seq {
+				return fmt.Errorf("the call is %s at round %d; want %s at round %d", c.Status, c.CurrentSeq, status, seq)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the call is %s at round %d; want %s at round %d", c.Status, c.CurrentSeq, status, seq)
-			}
-		}
+			return nil
+		})
 	}
 	// ranOn names the instance that ran each of the call's requests.
 	ranOn := func(id string) []string {
@@ -119,6 +125,26 @@ func TestOwnJobsRunHere(t *testing.T) {
 		wait(call.ID, store.CallInputRequired, 2)
 		return call.ID
 	}
+	// Each engine looks for jobs once as it starts, and takes whatever is
+	// due then, whichever instance stored it. Once each has run a call of
+	// its own, that first look is behind them both.
+	for _, on := range []struct {
+		name string
+		inst instance
+	}{{"instance-a", a}, {"instance-b", b}} {
+		eventually(t, 20*time.Second, func() error {
+			probe, err := on.inst.st.CreateCall(ctx, store.NewCall{ID: store.NewCallID(), ServerID: server.ID, Owner: "ada",
+				Method: mcpclient.MethodCallTool, Target: "book_flight", Arguments: json.RawMessage(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait(probe.ID, store.CallInputRequired, 1)
+			if by := ranOn(probe.ID); len(by) != 1 || by[0] != on.name {
+				return fmt.Errorf("a call stored on %s ran on %q", on.name, by)
+			}
+			return nil
+		})
+	}
 
 	for _, on := range []struct {
 		name string
@@ -132,8 +158,12 @@ func TestOwnJobsRunHere(t *testing.T) {
 
 	// The other instance hears each change of a call instance a runs:
 	// that it is being sent on is told after a moment (the server's reply
-	// usually comes first and replaces it), not kept back for good.
-	slow.Store(true)
+	// usually comes first and replaces it), not kept back for good. The
+	// server answers once b has heard the first.
+	hold := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release)
+	held.Store(&hold)
 	call, err := a.st.CreateCall(ctx, store.NewCall{ID: store.NewCallID(), ServerID: server.ID, Owner: "ada",
 		Method: mcpclient.MethodCallTool, Target: "book_flight", Arguments: json.RawMessage(`{}`)})
 	if err != nil {
@@ -147,6 +177,7 @@ func TestOwnJobsRunHere(t *testing.T) {
 		case <-notes:
 			if n := latest(); n != nil {
 				heard = append(heard, fmt.Sprintf("%s %d", n.Status, n.Seq))
+				release()
 			}
 		case <-timeout:
 			t.Fatalf("instance b heard %q of a call instance a runs; want it working, then waiting at round 1", heard)
@@ -155,7 +186,7 @@ func TestOwnJobsRunHere(t *testing.T) {
 	if len(heard) != 2 || (heard[0] != store.CallQueued+" 0" && heard[0] != store.CallRunning+" 0") {
 		t.Errorf("instance b heard %q of a call instance a runs; want it working, then waiting at round 1", heard)
 	}
-	slow.Store(false)
+	held.Store(nil)
 
 	// Instance a's workers stop; its store goes on taking calls, and the
 	// other instance hears of their jobs through Postgres.

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +35,7 @@ func TestProgressWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	eventually(t, 15*time.Second, func() error {
 		c, err := reads.st.Call(ctx, call.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -46,17 +46,14 @@ func TestProgressWhileRunning(t *testing.T) {
 				t.Errorf("progress %+v", p)
 			}
 		}
-		if c.Finished() {
-			if c.Status != store.CallComplete || c.RunningProgress() != nil {
-				t.Fatalf("the call ended %s, progress still shown: %v", c.Status, c.RunningProgress())
-			}
-			break
+		if !c.Finished() {
+			return errors.New("the call did not complete")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the call did not complete")
+		if c.Status != store.CallComplete || c.RunningProgress() != nil {
+			t.Fatalf("the call ended %s, progress still shown: %v", c.Status, c.RunningProgress())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if len(seen) == 0 {
 		t.Error("no progress was read while the call ran")
 	}

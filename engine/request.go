@@ -412,8 +412,8 @@ func (e *Engine) send(ctx, sendCtx context.Context, srv mcpclient.Server, req mc
 func (e *Engine) record(ctx context.Context, job queue.Job, a *store.Attempt, seq int, held bool, answers *mcpclient.Answers, r sent) error {
 	c, out, err := a.Call, r.out, r.err
 	log := e.log.With("call_id", c.ID, "seq", seq, "duration", time.Since(r.start).Round(time.Millisecond))
-	o := store.Outcome{Attempt: e.observe(c, seq, r.start, out, err), Job: job}
 	asking, position := a.NextPlace()
+	o := store.Outcome{Attempt: e.observe(c, seq, position, r.start, out, err), Job: job}
 	var session string // what the server said when its tool wanted a session
 	if c.Method == mcpclient.MethodCallTool && !held {
 		session = mcpclient.AsksOverSession(out, err)

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -57,9 +58,7 @@ func TestRetryWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sawRetry bool
-	deadline := time.Now().Add(30 * time.Second)
-	for !call.Finished() && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
+	eventually(t, 30*time.Second, func() error {
 		if call, err = st.Call(ctx, call.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +68,11 @@ func TestRetryWindow(t *testing.T) {
 				t.Errorf("reason = %v", call.RetryReason)
 			}
 		}
-	}
+		if !call.Finished() {
+			return fmt.Errorf("the call is still %s", call.Status)
+		}
+		return nil
+	})
 	if call.Status != store.CallFailed || !call.Retryable || call.Error == nil ||
 		!strings.Contains(*call.Error, "HTTP 503") || !strings.Contains(*call.Error, "answers are kept") {
 		t.Fatalf("after the window: %s %v %v", call.Status, call.Retryable, call.Error)
@@ -112,12 +115,15 @@ func TestRetryWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for !call.Finished() && time.Since(started) < 30*time.Second {
-		time.Sleep(50 * time.Millisecond)
+	eventually(t, 30*time.Second, func() error {
 		if call, err = st.Call(ctx, call.ID); err != nil {
 			t.Fatal(err)
 		}
-	}
+		if !call.Finished() {
+			return fmt.Errorf("the call is still %s", call.Status)
+		}
+		return nil
+	})
 	if call.Status != store.CallFailed || !call.Retryable || later.Load() != 1 || time.Since(started) > 10*time.Second {
 		t.Errorf("a server asking for a minute, with a 4s window: %s (retryable %v) after %d tries and %s; want failed at once after one, retryable",
 			call.Status, call.Retryable, later.Load(), time.Since(started).Round(time.Millisecond))

@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -70,7 +72,20 @@ func TestStopClosesTheRequest(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request never reached the server")
 	}
-	time.Sleep(time.Second) // the server works a while, past the heartbeat
+	// The server works a while: past a heartbeat that finds the request
+	// running.
+	eventually(t, 10*time.Second, func() error {
+		list, err := runs.st.Instances(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range list {
+			if in.ID == "runs" && in.JobsRunning == 1 {
+				return nil
+			}
+		}
+		return errors.New("no heartbeat of the instance found the request running")
+	})
 	if closedAt.Load() != 0 {
 		t.Fatal("the request was closed before the call was cancelled")
 	}
@@ -78,15 +93,26 @@ func TestStopClosesTheRequest(t *testing.T) {
 	if err := other.st.CancelCall(ctx, call.ID, store.AuditEntry{Instance: "other", Actor: "ada", Action: "call.cancelled", Target: call.ID}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for closedAt.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if closedAt.Load() == 0 {
-		t.Fatal("the server's request was never closed after the call was cancelled")
-	}
+	eventually(t, 10*time.Second, func() error {
+		if closedAt.Load() == 0 {
+			return errors.New("the server's request was never closed after the call was cancelled")
+		}
+		return nil
+	})
 	t.Logf("closed %s after the cancel", time.Unix(0, closedAt.Load()).Sub(stopped).Round(time.Millisecond))
-	time.Sleep(300 * time.Millisecond)
+	// The call stays cancelled once the request's job has finished, with
+	// whatever the closed request came back with.
+	eventually(t, 10*time.Second, func() error {
+		var state string
+		if err := pool.QueryRow(ctx, `select state::text from river_job where kind = 'mcp_request' and args->>'call_id' = $1`,
+			call.ID).Scan(&state); err != nil {
+			t.Fatal(err)
+		}
+		if state != "completed" {
+			return fmt.Errorf("the request's job is %s", state)
+		}
+		return nil
+	})
 	c, err := runs.st.Call(ctx, call.ID)
 	if err != nil {
 		t.Fatal(err)

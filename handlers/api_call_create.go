@@ -48,55 +48,20 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req apiCallRequest
-	if err := json.NewDecoder(c.Request().Body).Decode(&req); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The body must be a JSON object.")
+	req, err := decodeCallRequest(c)
+	if err != nil {
+		return err
 	}
-	if req.Method == "" {
-		req.Method = mcpclient.MethodCallTool
-	}
-	var target, title string
-	switch req.Method {
-	case mcpclient.MethodCallTool:
-		target = req.Tool
-	case mcpclient.MethodGetPrompt:
-		target = req.Prompt
-	case mcpclient.MethodReadResource:
-		target = req.URI
-	default:
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"method" must be "tools/call", "prompts/get" or "resources/read".`)
-	}
-	if req.Server == "" || target == "" {
-		what := map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"server" and "`+what+`" are required.`)
-	}
-	if !knownProtocol(req.Protocol) {
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"protocol" must be `+protocolChoices()+".")
-	}
-	if req.Assignee != "" {
-		if err := h.store.CheckAssignee(ctx, req.Assignee); err != nil {
-			return err
-		}
-	}
-	if req.WebhookURL != "" {
-		if err := engine.CheckWebhookURL(req.WebhookURL, h.settings.WebhookAllowPrivate); err != nil {
-			return err
-		}
+	if err := h.checkCallReach(ctx, req); err != nil {
+		return err
 	}
 	deadlines, err := h.apiDeadlines(ctx, req)
 	if err != nil {
 		return err
 	}
-	if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
-		req.Arguments = json.RawMessage(`{}`)
-	}
-	var args any
-	if err := json.Unmarshal(req.Arguments, &args); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, `"arguments" must be a JSON object.`)
-	}
-	argsMap, ok := args.(map[string]any)
-	if !ok {
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, `"arguments" must be a JSON object.`)
+	var args map[string]any
+	if req.Arguments, args, err = callArguments(req.Arguments); err != nil {
+		return err
 	}
 	// With ?wait, the answer is held until the call's first round or its
 	// end. The call's id is chosen here, so listening starts before the
@@ -109,11 +74,101 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	if req.Method == mcpclient.MethodCallTool {
 		return h.apiToolCallCreate(c, req, args, id, w, deadlines)
 	}
+	return h.apiReadCallCreate(c, req, args, id, w, deadlines)
+}
+
+// decodeCallRequest reads the body of POST /api/v1/calls and checks what
+// needs nothing else: the method, the server and what it calls, the
+// protocol.
+func decodeCallRequest(c echo.Context) (apiCallRequest, error) {
+	var req apiCallRequest
+	if err := json.NewDecoder(c.Request().Body).Decode(&req); err != nil {
+		return req, echo.NewHTTPError(http.StatusBadRequest, "The body must be a JSON object.")
+	}
+	if req.Method == "" {
+		req.Method = mcpclient.MethodCallTool
+	}
+	field := targetField(req.Method)
+	if field == "" {
+		return req, echo.NewHTTPError(http.StatusUnprocessableEntity, `"method" must be "tools/call", "prompts/get" or "resources/read".`)
+	}
+	if req.Server == "" || req.target() == "" {
+		return req, echo.NewHTTPError(http.StatusUnprocessableEntity, `"server" and "`+field+`" are required.`)
+	}
+	if !knownProtocol(req.Protocol) {
+		return req, echo.NewHTTPError(http.StatusUnprocessableEntity, `"protocol" must be `+protocolChoices()+".")
+	}
+	return req, nil
+}
+
+// targetField names the field that says what a method calls, or "" for a
+// method the API does not start.
+func targetField(method string) string {
+	switch method {
+	case mcpclient.MethodCallTool:
+		return "tool"
+	case mcpclient.MethodGetPrompt:
+		return "prompt"
+	case mcpclient.MethodReadResource:
+		return "uri"
+	}
+	return ""
+}
+
+// target is what the call calls: the tool, the prompt or the resource.
+func (r apiCallRequest) target() string {
+	switch r.Method {
+	case mcpclient.MethodGetPrompt:
+		return r.Prompt
+	case mcpclient.MethodReadResource:
+		return r.URI
+	}
+	return r.Tool
+}
+
+// checkCallReach checks who answers the call's rounds and where its events
+// go.
+func (h *Handler) checkCallReach(ctx context.Context, req apiCallRequest) error {
+	if req.Assignee != "" {
+		if err := h.store.CheckAssignee(ctx, req.Assignee); err != nil {
+			return err
+		}
+	}
+	if req.WebhookURL != "" {
+		if err := engine.CheckWebhookURL(req.WebhookURL, h.settings.WebhookAllowPrivate); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// callArguments reads the call's arguments, which must be a JSON object;
+// none (or null) is the empty one.
+func callArguments(raw json.RawMessage) (json.RawMessage, map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage(`{}`)
+	}
+	var args any
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return raw, nil, echo.NewHTTPError(http.StatusBadRequest, `"arguments" must be a JSON object.`)
+	}
+	m, ok := args.(map[string]any)
+	if !ok {
+		return raw, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, `"arguments" must be a JSON object.`)
+	}
+	return raw, m, nil
+}
+
+// apiReadCallCreate starts a prompt or a resource read: the prompt's
+// arguments are checked against those it lists, a resource read takes
+// none, and the call is stored.
+func (h *Handler) apiReadCallCreate(c echo.Context, req apiCallRequest, args map[string]any, id string, w *watcher, deadlines *store.Deadlines) error {
+	ctx := c.Request().Context()
 	srv, err := h.store.ServerToCall(ctx, req.Server)
 	if err != nil {
 		return err
 	}
-	var fieldErrs map[string]string
+	var title string
 	switch req.Method {
 	case mcpclient.MethodGetPrompt:
 		prompt, err := h.engine.Prompt(ctx, signedIn(ctx), srv, req.Prompt)
@@ -121,24 +176,23 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 			return err
 		}
 		title = prompt.Title
-		fieldErrs = checkPromptArguments(prompt.Arguments, argsMap)
+		if fieldErrs := checkPromptArguments(prompt.Arguments, args); len(fieldErrs) > 0 {
+			return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
+				Message: "The arguments do not fit the prompt's arguments.",
+				Fields:  map[string]map[string]string{"arguments": fieldErrs},
+			}})
+		}
 	case mcpclient.MethodReadResource:
 		if err := checkURI(req.URI); err != nil {
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
 		}
-		if len(argsMap) > 0 {
+		if len(args) > 0 {
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, `A resource read takes no "arguments".`)
 		}
 	}
-	if len(fieldErrs) > 0 {
-		what := map[string]string{mcpclient.MethodCallTool: "the tool's input schema", mcpclient.MethodGetPrompt: "the prompt's arguments"}[req.Method]
-		return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
-			Message: "The arguments do not fit " + what + ".",
-			Fields:  map[string]map[string]string{"arguments": fieldErrs},
-		}})
-	}
+	target := req.target()
 	detail := map[string]any{"server": srv.Name, "api": true, "assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""}
-	detail[map[string]string{mcpclient.MethodCallTool: "tool", mcpclient.MethodGetPrompt: "prompt", mcpclient.MethodReadResource: "uri"}[req.Method]] = target
+	detail[targetField(req.Method)] = target
 	call, err := h.createCall(ctx, store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
 		Assignee: req.Assignee, WebhookURL: req.WebhookURL,

@@ -143,9 +143,14 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/servers/:server/oauth", h.adminServerOAuth)
 	admin.POST("/servers/:server/deadlines", h.adminServerDeadlines)
 
-	// Every address a form posts to also answers GET, with the page it
-	// belongs to: the address bar after a failed check, a bookmark or a
-	// reload never meets "Method Not Allowed".
+	// These addresses a form posts to also answer GET, with the page the
+	// form belongs to: the address bar after a failed check, a bookmark or a
+	// reload meets that page, not "Method Not Allowed". Not every form
+	// address does: those of the account's mail, sessions and calls, the
+	// webhook secret, a server's disconnect, OAuth and forgetting, a call's
+	// delete and again, the teams, an admin's reassigning, ending rounds and
+	// calls, a person's e-mail and calls, and revoking connections answer
+	// only POST.
 	e.GET("/logout", redirectTo("/"))
 	e.GET("/account/zone", redirectTo("/account"))
 	e.GET("/tokens/:id/revoke", redirectTo("/tokens"))

@@ -2,6 +2,7 @@ package journeys
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,6 @@ func TestEscalationAndDeadlineAcrossRestarts(t *testing.T) {
 	call := api.start(a.URL, `{"server":"demo","tool":"confirm_delete","arguments":{"path":"/tmp/report.txt"},
 		"escalate_after":"2s","escalate_to":"team:leads","on_expiry":"decline","webhook_url":"`+rc.URL+`"}`)
 	api.waitFor(a.URL, call.ID, 20*time.Second, roundIs(1))
-	asked := roundCreated(t, db, call.ID)
 
 	api.login(b.URL, "admin", adminPassword)
 	page := api.page(b.URL + "/calls/" + call.ID)
@@ -67,7 +67,7 @@ func TestEscalationAndDeadlineAcrossRestarts(t *testing.T) {
 
 	// Down while the escalation falls due.
 	stop(a, b)
-	time.Sleep(time.Until(asked.Add(2500 * time.Millisecond)))
+	fallsDue(t, db, "round_escalate", call.ID)
 	a, b = start()
 	evs := rc.waitEvents(t, 2, 30*time.Second)
 	if evs[1].Type != "round.escalated" || evs[1].Call.Assignee != "team:leads" {
@@ -80,7 +80,7 @@ func TestEscalationAndDeadlineAcrossRestarts(t *testing.T) {
 
 	// Down while the deadline falls due.
 	stop(a, b)
-	time.Sleep(time.Until(asked.Add(12500 * time.Millisecond)))
+	fallsDue(t, db, "round_deadline", call.ID)
 	a, b = start()
 	done := api.waitFor(b.URL, call.ID, 40*time.Second, isDone)
 	if done.Status != "complete" || resultText(t, done.Result) != "Kept /tmp/report.txt" {
@@ -97,18 +97,18 @@ func TestEscalationAndDeadlineAcrossRestarts(t *testing.T) {
 	}
 }
 
-func roundCreated(t *testing.T, db, callID string) time.Time {
+// fallsDue waits until the call's job of kind is due by Postgres's clock.
+func fallsDue(t *testing.T, db, kind, callID string) {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var at time.Time
-	if err := conn.QueryRow(context.Background(), `select created_at from rounds where call_id = $1 and seq = 1`, callID).Scan(&at); err != nil {
-		t.Fatal(err)
-	}
-	return at
+	eventually(t, 30*time.Second, func() error {
+		var due bool
+		queryRow(t, db, `select coalesce(bool_and(scheduled_at <= now()), false) from river_job
+			where kind = $1 and args->>'call_id' = $2`, []any{kind, callID}, &due)
+		if !due {
+			return fmt.Errorf("the call's %s job is not due", kind)
+		}
+		return nil
+	})
 }
 
 func auditCounts(t *testing.T, db, target string) map[string]int {

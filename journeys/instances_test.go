@@ -3,6 +3,7 @@ package journeys
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -86,8 +87,9 @@ func TestAnsweredExactlyOnce(t *testing.T) {
 	if got := resultText(t, done.Result); got != "Deleted /tmp/report.txt" {
 		t.Errorf("result = %q", got)
 	}
-	// Give a stray duplicate job the time to show itself before counting.
-	time.Sleep(500 * time.Millisecond)
+	// A stray duplicate job would be due now: once every request due has
+	// run, the server has seen it.
+	jobsRun(t, db, "mcp_request", call.ID)
 	if n := watch.count(); n != 1 {
 		t.Errorf("the server saw %d retries, want exactly 1", n)
 	}
@@ -280,15 +282,15 @@ func freeAddr(t *testing.T) string {
 
 func waitReady(t *testing.T, base string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+	eventually(t, 20*time.Second, func() error {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return err
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s never became ready", base)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s is not ready: %d", base, resp.StatusCode)
+		}
+		return nil
+	})
 }

@@ -2,6 +2,7 @@ package journeys
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -52,7 +53,15 @@ func TestHandshakeLateAnswer(t *testing.T) {
 		t.Fatalf("call = %+v", done)
 	}
 	// Nothing comes undone once River has settled the job.
-	time.Sleep(2 * time.Second)
+	eventually(t, 10*time.Second, func() error {
+		var open int
+		queryRow(t, db, `select count(*) from river_job where kind = 'mcp_request' and args->>'call_id' = $1
+			and state not in ('completed', 'cancelled', 'discarded')`, []any{call.ID}, &open)
+		if open > 0 {
+			return fmt.Errorf("%d of the call's jobs are not settled", open)
+		}
+		return nil
+	})
 	if again := c.waitFor(a.URL, call.ID, time.Second, isDone); again.Status != "complete" {
 		t.Fatalf("after a while the call is %+v", again)
 	}

@@ -278,16 +278,14 @@ func TestMailStartTLSAndAuth(t *testing.T) {
 			var call apiCall
 			_ = json.Unmarshal(body, &call)
 
-			deadline := time.Now().Add(45 * time.Second)
 			var auths []relayAuth
 			var mails []relayMail
-			for {
-				auths, mails = r.snapshot()
-				if len(mails) > 0 || time.Now().After(deadline) {
-					break
+			_ = poll(45*time.Second, func() error {
+				if auths, mails = r.snapshot(); len(mails) == 0 {
+					return errors.New("no mail yet")
 				}
-				time.Sleep(100 * time.Millisecond)
-			}
+				return nil
+			})
 			if len(mails) != 1 {
 				t.Fatalf("the relay took %d mails, want 1; sign-ins: %+v", len(mails), auths)
 			}
@@ -341,13 +339,16 @@ func TestMailStartTLSAndAuth(t *testing.T) {
 			defer conn.Close(context.Background())
 			var state string
 			var errs []byte
-			for deadline := time.Now().Add(15 * time.Second); state != "completed" && time.Now().Before(deadline); {
+			_ = poll(15*time.Second, func() error {
 				if err := conn.QueryRow(context.Background(), `select state::text, coalesce(to_json(errors)::text, '[]') from river_job
 					where kind = 'round_mail' and args->>'mail' = 'waiting' and args->>'call_id' = $1`, call.ID).Scan(&state, &errs); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(100 * time.Millisecond)
-			}
+				if state != "completed" {
+					return errors.New("the mail job is " + state)
+				}
+				return nil
+			})
 			if state != "completed" || bytes.Count(errs, []byte(`"attempt"`)) != 1 || !bytes.Contains(errs, []byte("535")) {
 				t.Errorf("the mail job is %s with errors %s; want completed after one error saying 535", state, errs)
 			}

@@ -335,9 +335,8 @@ func (c *client) startCall(base, tool, args string) apiCall {
 // waitFor polls the call until done says so, or fails the test after limit.
 func (c *client) waitFor(base, id string, limit time.Duration, done func(apiCall) bool) apiCall {
 	c.t.Helper()
-	deadline := time.Now().Add(limit)
 	var call apiCall
-	for time.Now().Before(deadline) {
+	eventually(c.t, limit, func() error {
 		status, b := c.do("GET", base+"/api/v1/calls/"+id, "", "")
 		if status != http.StatusOK {
 			c.t.Fatalf("get call: %d %s", status, b)
@@ -346,12 +345,11 @@ func (c *client) waitFor(base, id string, limit time.Duration, done func(apiCall
 		if err := json.Unmarshal(b, &call); err != nil {
 			c.t.Fatal(err)
 		}
-		if done(call) {
-			return call
+		if !done(call) {
+			return fmt.Errorf("call %s did not get there; last: %+v", id, call)
 		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	c.t.Fatalf("call %s did not get there within %s; last: %+v", id, limit, call)
+		return nil
+	})
 	return call
 }
 

@@ -84,7 +84,7 @@ func TestOAuthServerMovesToCIMD(t *testing.T) {
 	// The new token runs out (a second-long token is renewed whenever it is
 	// used): it is renewed at the new server, never at the old one.
 	oldRefreshes, _ := old.Counts()
-	time.Sleep(1100 * time.Millisecond) // the token's lifetime
+	moved.Elapse(1100 * time.Millisecond) // the token's lifetime
 	next := c.start(base, `{"server":"secure","tool":"book_flight"}`)
 	c.waitFor(base, next.ID, 10*time.Second, roundIs(1))
 	refreshes, foreign := moved.Counts()

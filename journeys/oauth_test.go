@@ -181,7 +181,7 @@ func TestOAuthAcrossInstances(t *testing.T) {
 	as.Set(func(as *mcptest.AuthServer) { as.TokenTTL = time.Second })
 	c.disconnectAndConnect(a.URL, "secure")
 	as.Set(func(as *mcptest.AuthServer) { as.TokenTTL = time.Hour }) // the renewed one lasts
-	time.Sleep(1100 * time.Millisecond)                              // the token's lifetime, as a person would take to come back
+	as.Elapse(1100 * time.Millisecond)                               // the token's lifetime, as a person would take to come back
 	var wg sync.WaitGroup
 	ids := make([]string, 2)
 	for i, inst := range []*instance{a, b} {

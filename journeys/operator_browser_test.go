@@ -2,6 +2,7 @@ package journeys
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -141,12 +142,12 @@ func TestBrowserBulkEndAndSessions(t *testing.T) {
 		signedOut := func(c *client) bool {
 			// The session's row is gone at once; an instance may hold what
 			// it read of it until the notification of its end arrives.
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-				if !signedIn(c) {
-					return true
+			return poll(10*time.Second, func() error {
+				if signedIn(c) {
+					return errors.New("still signed in")
 				}
-			}
-			return false
+				return nil
+			}) == nil
 		}
 		if !signedOut(laptop) {
 			t.Error("the ended session still opens the account page")

@@ -2,6 +2,7 @@ package journeys
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -49,21 +50,22 @@ func TestBrowserServerComesBack(t *testing.T) {
 			// as it stands, until the note is there.
 			var note string
 			var fits bool
-			for deadline := time.Now().Add(stepTimeout); note == "" && time.Now().Before(deadline); {
+			_ = poll(stepTimeout, func() error {
 				ctx, cancel := context.WithTimeout(tab.ctx, stepTimeout)
+				defer cancel()
 				got, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`(() => {
 					const n = document.querySelector('[data-testid="retry-note"]');
 					return n ? [n.innerText, n.getBoundingClientRect().right <= window.innerWidth] : ["", false];
 				})()`))
-				cancel()
 				if err == nil && len(got) == 2 {
 					note, _ = got[0].(string)
 					fits, _ = got[1].(bool)
 				}
 				if note == "" {
-					time.Sleep(100 * time.Millisecond)
+					return errors.New("no retry note yet")
 				}
-			}
+				return nil
+			})
 			if !strings.Contains(note, "The server is unreachable; trying again at ") || !strings.Contains(note, "connection refused") {
 				t.Fatalf("the note says %q\n%s", note, tab.page())
 			}

@@ -1,6 +1,7 @@
 package journeys
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -88,7 +89,15 @@ func TestServerComesBack(t *testing.T) {
 	}
 
 	// Past a few tries, the instance that took the answer goes away too.
-	time.Sleep(2500 * time.Millisecond)
+	eventually(t, 20*time.Second, func() error {
+		var tries int
+		queryRow(t, db, `select count(*) from attempts where call_id = $1 and seq = 1 and outcome = 'error'`,
+			[]any{call.ID}, &tries)
+		if tries < 3 {
+			return fmt.Errorf("%d tries of the answer so far", tries)
+		}
+		return nil
+	})
 	if err := a.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -222,17 +231,16 @@ func TestDatabaseDown(t *testing.T) {
 	}
 
 	proxy.up(proxy.addr)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually(t, 20*time.Second, func() error {
 		status, body := c.answer(inst.URL, call.ID, 1, `{"confirm":{"action":"accept","content":{"confirm":true}}}`)
-		if status == http.StatusAccepted {
-			break
-		}
-		if status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+		if status != http.StatusAccepted && status != http.StatusServiceUnavailable {
 			t.Fatalf("answer after the outage: %d %s", status, body)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		if status != http.StatusAccepted {
+			return fmt.Errorf("answer after the outage: %d %s", status, body)
+		}
+		return nil
+	})
 	done := c.waitFor(inst.URL, call.ID, 20*time.Second, isDone)
 	if done.Status != "complete" || resultText(t, done.Result) != "Deleted /srv/cache" {
 		t.Fatalf("after the outage: %+v", done)

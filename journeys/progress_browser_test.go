@@ -34,9 +34,10 @@ func TestBrowserProgress(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`#call`)),
 		)
 		if !c.js {
-			time.Sleep(1500 * time.Millisecond)
+			// The page stays as it was loaded: a reload shows where the
+			// call stands, once the server has said.
 			loc := evaluate[string](j, "location", `location.pathname`)
-			j.within("reload", chromedp.Navigate(inst.URL+loc))
+			j.eventually("a reload shows the progress", `document.querySelector('[data-testid="progress-bar"]')`, inst.URL+loc, 30*time.Second)
 		}
 		j.within("wait for the progress", chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress-bar"]`)))
 		first := j.text(`[data-testid="progress-message"]`)

@@ -1,6 +1,7 @@
 package journeys
 
 import (
+	"fmt"
 	"io"
 	"mime"
 	"mime/quotedprintable"
@@ -104,20 +105,20 @@ func (mb *mailbox) count() int {
 // waitMail waits until addr has n mails whose subject contains what.
 func (mb *mailbox) waitMail(t *testing.T, addr, what string, n int, limit time.Duration) []sentMail {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		var got []sentMail
+	var got []sentMail
+	eventually(t, limit, func() error {
+		got = nil
 		for _, m := range mb.to(addr) {
 			if strings.Contains(m.Subject, what) {
 				got = append(got, m)
 			}
 		}
-		if len(got) >= n {
-			return got
+		if len(got) < n {
+			mb.mu.Lock()
+			defer mb.mu.Unlock()
+			return fmt.Errorf("%s got %d mails about %q, want %d; all mail: %+v", addr, len(got), what, n, mb.msgs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s got %d mails about %q within %s, want %d; all mail: %+v", addr, len(got), what, limit, n, mb.msgs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	return got
 }

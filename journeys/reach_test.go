@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -180,8 +181,9 @@ func TestAssigneeMailedAndWebhooks(t *testing.T) {
 	if evs[2].ID != finishedID || rc.attempts(finishedID) != 2 {
 		t.Errorf("call.finished %s came as %s after %d attempts; want it sent again with the same id", finishedID, evs[2].ID, rc.attempts(finishedID))
 	}
-	// Give any duplicate a chance to show up, on either instance.
-	time.Sleep(time.Second)
+	// A duplicate would be a mail due now, on either instance: once every
+	// mail due has gone, the count is final.
+	jobsRun(t, db, "round_mail", "")
 	if got := len(mb.to("ada@example.com")); got != 2 {
 		t.Errorf("ada got %d mails for two rounds", got)
 	}
@@ -320,7 +322,7 @@ func TestTeamRoundAnsweredOnce(t *testing.T) {
 	if got := strings.TrimSpace(bob.page(b.URL + "/calls/" + call.ID).Find(`[data-testid="answered-by"]`).Text()); got != winner {
 		t.Errorf("bob's call page says the round was answered by %q, want %s", got, winner)
 	}
-	time.Sleep(time.Second)
+	jobsRun(t, db, "round_mail", "")
 	for _, addr := range []string{"ada@example.com", "bob@example.com"} {
 		if n := len(mb.to(addr)); n != 2 {
 			t.Errorf("%s got %d mails, want the round's and its reminder", addr, n)
@@ -378,7 +380,7 @@ func TestHeldRoundReachesAssignee(t *testing.T) {
 	if strings.Join(types, " ") != "round.waiting:input_required round.waiting:input_required call.finished:complete" {
 		t.Errorf("events = %v", types)
 	}
-	time.Sleep(time.Second)
+	jobsRun(t, db, "round_mail", "")
 	if n := mb.count(); n != 2 {
 		t.Errorf("%d mails were sent, want bob's 2", n)
 	}
@@ -419,21 +421,17 @@ func TestReminderOnlyWhileWaiting(t *testing.T) {
 	defer conn.Close(context.Background())
 	// Each round's reminder is due 22.5 s after it started; wait until both
 	// jobs have run, on whichever instance.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually(t, 60*time.Second, func() error {
 		var done int
 		if err := conn.QueryRow(context.Background(), `select count(*) from river_job where kind = 'round_mail'
 			and args->>'call_id' = $1 and args->>'mail' = 'reminder' and state = 'completed'`, call.ID).Scan(&done); err != nil {
 			t.Fatal(err)
 		}
-		if done == 2 {
-			break
+		if done != 2 {
+			return fmt.Errorf("%d of the two reminder jobs ran", done)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of the two reminder jobs ran within a minute", done)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	var reminders, waiting int
 	for _, m := range mb.to("ada@example.com") {
 		if strings.HasPrefix(m.Subject, "Reminder: ") {

@@ -2,6 +2,8 @@ package journeys
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -92,22 +94,21 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 // waitEvents waits until n distinct events arrived, and returns them.
 func (rc *receiver) waitEvents(t *testing.T, n int, limit time.Duration) []webhookEvent {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
+	var evs []webhookEvent
+	eventually(t, limit, func() error {
 		rc.mu.Lock()
-		evs, bad := append([]webhookEvent(nil), rc.events...), append([]string(nil), rc.bad...)
+		var bad []string
+		evs, bad = append([]webhookEvent(nil), rc.events...), append([]string(nil), rc.bad...)
 		rc.mu.Unlock()
 		if len(bad) > 0 {
 			t.Fatalf("events that did not check out: %v", bad)
 		}
-		if len(evs) >= n {
-			return evs
+		if len(evs) < n {
+			return fmt.Errorf("%d webhook events arrived, want %d: %+v", len(evs), n, evs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d webhook events arrived within %s, want %d: %+v", len(evs), limit, n, evs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	return evs
 }
 
 func (rc *receiver) attempts(id string) int {
@@ -214,15 +215,14 @@ func TestDeliveryLogForAdmins(t *testing.T) {
 	admin := newClient(t, db)
 	admin.login(b.URL, "admin", adminPassword)
 	var rows *goquery.Selection
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	_ = poll(30*time.Second, func() error {
 		// The receiver has the event before the sender records the delivery.
 		rows = admin.page(b.URL + "/calls/" + call.ID).Find(`[data-testid="delivery"]`)
-		if rows.Length() == 1 || time.Now().After(deadline) {
-			break
+		if rows.Length() != 1 {
+			return errors.New("no delivery yet")
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	if rows.Length() != 1 || rows.Find("td").Eq(1).Text() != evs[0].ID {
 		t.Errorf("the admin's view of ada's call lists %d deliveries (%q), want the one with id %s",
 			rows.Length(), rows.Text(), evs[0].ID)

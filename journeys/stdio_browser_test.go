@@ -1,6 +1,7 @@
 package journeys
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"syscall"
@@ -27,13 +28,12 @@ func TestBrowserLocalServer(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for p, _ := localProcess(t, db, a.InstanceID(), "trips"); p == first; p, _ = localProcess(t, db, a.InstanceID(), "trips") {
-		if time.Now().After(deadline) {
-			t.Fatal("the killed process was not started again")
+	eventually(t, 20*time.Second, func() error {
+		if p, _ := localProcess(t, db, a.InstanceID(), "trips"); p == first {
+			return errors.New("the killed process was not started again")
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 
 	for _, tt := range []struct {
 		width int64

@@ -2,6 +2,7 @@ package journeys
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -19,11 +20,16 @@ import (
 func TestStopARunningCall(t *testing.T) {
 	t.Parallel()
 	var closedAt atomic.Int64 // when the server saw the request's stream closed (unix nanoseconds)
+	atWork := make(chan struct{}, 1)
 	slow := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if bytes.Contains(body, []byte(`"tools/call"`)) && bytes.Contains(body, []byte(`"current_time"`)) {
+				select {
+				case atWork <- struct{}{}:
+				default:
+				}
 				select {
 				case <-r.Context().Done():
 					closedAt.Store(time.Now().UnixNano())
@@ -41,7 +47,11 @@ func TestStopARunningCall(t *testing.T) {
 	owner := newClient(t, db)
 	owner.login(b.URL, "admin", adminPassword)
 	call := owner.startCall(a.URL, "current_time", `{}`)
-	time.Sleep(1500 * time.Millisecond) // the server is at work
+	select { // the server is at work
+	case <-atWork:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the request never reached the server")
+	}
 
 	_, page := owner.do("GET", b.URL+"/calls/"+call.ID, "", "")
 	if !strings.Contains(string(page), `data-testid="stop"`) || !strings.Contains(string(page), "<summary>Stop the call</summary>") {
@@ -60,12 +70,12 @@ func TestStopARunningCall(t *testing.T) {
 	if status, body := owner.post(b.URL+"/calls/"+call.ID+"/stop", url.Values{}); status != http.StatusSeeOther {
 		t.Fatalf("stop: %d %s", status, body)
 	}
-	for deadline := time.Now().Add(10 * time.Second); closedAt.Load() == 0 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if closedAt.Load() == 0 {
-		t.Fatal("the server's request was never closed after the stop")
-	}
+	eventually(t, 10*time.Second, func() error {
+		if closedAt.Load() == 0 {
+			return errors.New("the server's request was never closed after the stop")
+		}
+		return nil
+	})
 	t.Logf("the server's request was closed %s after the stop", time.Unix(0, closedAt.Load()).Sub(stopped).Round(time.Millisecond))
 	got := owner.waitFor(a.URL, call.ID, 5*time.Second, func(c apiCall) bool { return c.Status == "cancelled" })
 	if got.Error == nil || !strings.Contains(got.Error.Message, "cancelled") {

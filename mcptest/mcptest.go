@@ -1,8 +1,18 @@
-// Package mcptest starts the servers tests talk to, on loopback: the go-sdk's
-// conformance everything-server (built from the module cache), fakes that
-// replay recorded Python servers byte for byte (FastMCP, the MCP Python
-// SDK), and a strict OAuth 2.1 authorization server with Protect to put an
-// MCP server behind it.
+// Package mcptest starts the servers tests talk to, on loopback:
+//
+//   - the go-sdk's conformance everything-server (Everything, built from the
+//     module cache);
+//   - fakes that replay recorded Python servers byte for byte (NewFake:
+//     FastMCP, the MCP Python SDK), sealing their requestState and refusing
+//     it once it ran out (Expire) or the server restarted (Restart), as the
+//     real ones do;
+//   - the same fakes as a local server's process over stdio (ServeStdio:
+//     a test binary runs it as the program Rounds starts);
+//   - a server of the tasks extension (NewTasker), whose tasks work, ask
+//     and finish on polls rather than on time;
+//   - a server that reports progress while a tool runs (NewReporter);
+//   - a strict OAuth 2.1 authorization server (NewAuthServer), with Protect
+//     to put an MCP server behind it.
 package mcptest
 
 import (

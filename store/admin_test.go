@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -223,15 +224,22 @@ func TestInstancesSilent(t *testing.T) {
 	if err := st.StopInstance(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
-	list, err := st.Instances(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Three intervals on, by Postgres's clock, the quiet one is silent.
 	silent := map[string]bool{}
-	for _, i := range list {
-		silent[i.ID] = i.Silent()
-	}
+	var list []store.Instance
+	eventually(t, 10*time.Second, func() error {
+		var err error
+		if list, err = st.Instances(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range list {
+			silent[i.ID] = i.Silent()
+		}
+		if !silent["quiet"] {
+			return errors.New("the instance that stopped beating is not silent")
+		}
+		return nil
+	})
 	if len(list) != 2 || !silent["quiet"] || silent["gone"] {
 		t.Errorf("silent = %v, want only the one that stopped beating", silent)
 	}

@@ -46,9 +46,12 @@ func TestSignOutHeardEverywhere(t *testing.T) {
 		nctx, stop := context.WithCancel(ctx)
 		t.Cleanup(stop)
 		go n.Run(nctx)
-		for !n.Listening() {
-			time.Sleep(5 * time.Millisecond)
-		}
+		eventually(t, 10*time.Second, func() error {
+			if !n.Listening() {
+				return errors.New("the notifier does not listen")
+			}
+			return nil
+		})
 		if err := st.Beat(ctx, store.Heartbeat{ID: id, Version: "test", StartedAt: time.Now(), Interval: time.Minute,
 			AuthHeard: n.AuthHeard()}); err != nil {
 			t.Fatal(err)

@@ -60,9 +60,3 @@ func scanDraft(row pgx.CollectableRow) (*Draft, error) {
 	}
 	return &d, nil
 }
-
-// DeleteDraft forgets the draft of round seq, if any.
-func (s *Store) DeleteDraft(ctx context.Context, callID string, seq int) error {
-	_, err := s.pool.Exec(ctx, `delete from drafts where call_id = $1 and seq = $2`, callID, seq)
-	return err
-}

@@ -39,11 +39,12 @@ func pendingRound(t *testing.T, st *store.Store) string {
 }
 
 // TestDrafts keeps a pending round's draft, replaces it on each save, and
-// neither shows nor takes one once the round is answered.
+// neither shows nor takes one once the round is answered, which deletes it.
 func TestDrafts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.New(storetest.NewPool(t))
+	pool := storetest.NewPool(t)
+	st, err := store.New(pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,12 @@ func TestDrafts(t *testing.T) {
 	if err := st.SaveDraft(ctx, id, 1, first); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("saving a draft of an answered round: err = %v, want ErrConflict", err)
 	}
-	if err := st.DeleteDraft(ctx, id, 1); err != nil {
+	// The answer took the draft with it: nothing of what was typed stays.
+	var kept int
+	if err := pool.QueryRow(ctx, `select count(*) from drafts where call_id = $1`, id).Scan(&kept); err != nil {
 		t.Fatal(err)
+	}
+	if kept != 0 {
+		t.Errorf("%d drafts kept after the answer, want none", kept)
 	}
 }

@@ -195,7 +195,6 @@ func (c ChartVM) cell(s SeriesVM, i int) string { return fmtValue(s.Values[i]) +
 // Chart coordinates.
 func (c ChartVM) axisLeft() string  { return num(padLeft) }
 func (c ChartVM) axisRight() string { return num(chartW - padRight) }
-func (c ChartVM) axisBase() string  { return num(chartH - padDown) }
 func (c ChartVM) labelY() string    { return num(chartH - padDown + 16) }
 func (c ChartVM) tickX() string     { return num(padLeft - 6) }
 func (c ChartVM) middleX() string   { return num(chartW / 2) }

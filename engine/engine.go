@@ -115,6 +115,11 @@ type Config struct {
 	// JobStuckThreshold is how long past its timeout a job runs before
 	// River says it appears stuck; default River's (10s). Tests shorten it.
 	JobStuckThreshold time.Duration
+	// Now is the engine's clock, default time.Now: what the dates it
+	// decides on are compared with (deadlines, retries, tokens, cached
+	// tools), so a test can set the time rather than wait for it. Timers
+	// and River's schedule keep real time.
+	Now func() time.Time
 }
 
 // The defaults of the settings people most often change; the app's
@@ -192,6 +197,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StderrLogPeriod <= 0 {
 		c.StderrLogPeriod = DefaultStderrLogPeriod
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c
 }

@@ -20,9 +20,10 @@ import (
 
 // TestRetryWindow: a server that keeps answering 503 with Retry-After is
 // tried again no sooner than it asked, the call says when meanwhile, and
-// once the window is over the call fails with the answers kept and the
-// manual retry offered. A server asking to wait past the window's end is
-// not tried sooner: the call fails at once.
+// once the window is over (the engine's clock is moved past it rather
+// than waited for) the call fails with the answers kept and the manual
+// retry offered. A server asking to wait past the window's end is not
+// tried sooner: the call fails at once.
 func TestRetryWindow(t *testing.T) {
 	pool := storetest.NewPool(t)
 	st, err := store.New(pool)
@@ -50,23 +51,28 @@ func TestRetryWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	mc := mcpclient.New(mcpclient.Options{RequestTimeout: 2 * time.Second})
-	startEngine(t, pool, st, mc, engine.Config{RetryWindow: 4 * time.Second, RetryBackoff: 100 * time.Millisecond},
+	var now clock
+	const window = 10 * time.Minute
+	startEngine(t, pool, st, mc, engine.Config{RetryWindow: window, RetryBackoff: 100 * time.Millisecond, Now: now.Now},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	call, err := st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool, Target: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sawRetry bool
+	// After the second try is put off, the window ends.
+	var retryAt []time.Time
 	deadline := time.Now().Add(30 * time.Second)
 	for !call.Finished() && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 		if call, err = st.Call(ctx, call.ID); err != nil {
 			t.Fatal(err)
 		}
-		if call.RetryAt != nil {
-			sawRetry = true
+		if call.RetryAt != nil && (len(retryAt) == 0 || !call.RetryAt.Equal(retryAt[len(retryAt)-1])) {
 			if call.RetryReason == nil || *call.RetryReason != "HTTP 503 Service Unavailable" {
 				t.Errorf("reason = %v", call.RetryReason)
+			}
+			if retryAt = append(retryAt, *call.RetryAt); len(retryAt) == 2 {
+				now.Skip(window)
 			}
 		}
 	}
@@ -74,15 +80,15 @@ func TestRetryWindow(t *testing.T) {
 		!strings.Contains(*call.Error, "HTTP 503") || !strings.Contains(*call.Error, "answers are kept") {
 		t.Fatalf("after the window: %s %v %v", call.Status, call.Retryable, call.Error)
 	}
-	if !sawRetry || call.RetryAt != nil {
-		t.Errorf("saw the retry time: %v; left after failing: %v", sawRetry, call.RetryAt)
+	if len(retryAt) < 2 || call.RetryAt != nil {
+		t.Errorf("saw %d retry times; left after failing: %v", len(retryAt), call.RetryAt)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	// Between tries, at least the second the server asked for.
 	starts := tries
 	if len(starts) < 3 {
-		t.Fatalf("%d tries in a 4s window, want several", len(starts))
+		t.Fatalf("%d tries, want one more after the second was put off", len(starts))
 	}
 	for i := 1; i < len(starts); i++ {
 		if gap := starts[i].Sub(starts[i-1]); gap < 900*time.Millisecond {
@@ -99,8 +105,8 @@ func TestRetryWindow(t *testing.T) {
 		if req.Method == "server/discover" {
 			later.Add(1)
 		}
-		w.Header().Set("Retry-After", "60")
-		http.Error(w, "come back in a minute", http.StatusServiceUnavailable)
+		w.Header().Set("Retry-After", "3600")
+		http.Error(w, "come back in an hour", http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(busy.Close)
 	busyServer, err := st.UpsertServer(ctx, "busy", busy.URL)
@@ -119,7 +125,7 @@ func TestRetryWindow(t *testing.T) {
 		}
 	}
 	if call.Status != store.CallFailed || !call.Retryable || later.Load() != 1 || time.Since(started) > 10*time.Second {
-		t.Errorf("a server asking for a minute, with a 4s window: %s (retryable %v) after %d tries and %s; want failed at once after one, retryable",
+		t.Errorf("a server asking for an hour, with a 10-minute window: %s (retryable %v) after %d tries and %s; want failed at once after one, retryable",
 			call.Status, call.Retryable, later.Load(), time.Since(started).Round(time.Millisecond))
 	}
 }

@@ -34,7 +34,7 @@ func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[queue.Retention
 		}
 	}()
 	for time.Now().Before(stop) {
-		n, err := e.store.DeleteFinishedCalls(ctx, e.cfg.Now().Add(-e.cfg.Retention), retentionBatch)
+		n, err := e.store.DeleteFinishedCalls(ctx, time.Now().Add(-e.cfg.Retention), retentionBatch)
 		calls += n
 		if err != nil {
 			return err

@@ -42,7 +42,7 @@ const (
 // once, goes without answers or state.
 func (e *Engine) stateRefused(ctx context.Context, a *store.Attempt, o store.Outcome) error {
 	c, r := a.Call, a.Round
-	age := time.Since(r.CreatedAt)
+	age := e.cfg.Now().Sub(r.CreatedAt)
 	refusal := store.StateRefusal{Age: age, Server: c.ServerName, Instance: e.cfg.InstanceID}
 	automatic := r.AnsweredBy != nil && (*r.AnsweredBy == store.AnsweredAgain || *r.AnsweredBy == store.AnsweredAutomatically)
 	switch {

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,9 +23,11 @@ import (
 	"github.com/mcp-rounds/rounds/store/storetest"
 )
 
-// Timeouts of the instances in these tests: every answer comes after all
-// of them, and after the server's state has run out (mcptest's Expire:
-// what Rounds sends at once afterwards is taken, however busy the machine).
+// Timeouts of the instances in these tests, and how long a person thinks
+// before answering: the tests move the engine's clock by humanPause rather
+// than wait, and the server's state runs out when they say (mcptest's
+// Expire: what Rounds sends at once afterwards is taken, however busy the
+// machine).
 const (
 	requestTimeout = time.Second
 	heartbeat      = 300 * time.Millisecond
@@ -180,21 +181,22 @@ func TestAnswerAfterServerForgot(t *testing.T) {
 	for _, how := range []string{"expired", "server restarted"} {
 		t.Run(how, func(t *testing.T) {
 			fake := mcptest.NewFake(t, mcptest.FastMCP4)
-			a := startInstance(t, pool, "a-"+how, engine.Config{})
+			var now clock
+			a := startInstance(t, pool, "a-"+how, engine.Config{Now: now.Now})
 			server, err := a.st.UpsertServer(ctx, "fastmcp-"+strings.ReplaceAll(how, " ", "-"), fake.URL)
 			if err != nil {
 				t.Fatal(err)
 			}
 			id := bookFlight(t, a.st, server.ID)
 			a.stop()
-			time.Sleep(humanPause)
+			now.Skip(humanPause)
 			// The state's TTL runs out, or the server restarts with a new key.
 			if how == "server restarted" {
 				fake.Restart()
 			} else {
 				fake.Expire()
 			}
-			b := startInstance(t, pool, "b-"+how, engine.Config{})
+			b := startInstance(t, pool, "b-"+how, engine.Config{Now: now.Now})
 			answer(t, b.st, id, 2, onMay4)
 			call := waitFor(t, b.st, id, store.CallComplete, 4)
 			if !strings.Contains(string(call.Result), "Booked a flight to Lisbon on 2031-05-04") {
@@ -248,7 +250,8 @@ func TestAnswerAfterServerForgot(t *testing.T) {
 func TestAskedAfreshOnlyTheSame(t *testing.T) {
 	pool := storetest.NewPool(t)
 	ctx := t.Context()
-	in := startInstance(t, pool, "one", engine.Config{})
+	var now clock
+	in := startInstance(t, pool, "one", engine.Config{Now: now.Now})
 	servers := 0
 	register := func(t *testing.T, fake *mcptest.Fake) int64 {
 		t.Helper()
@@ -264,7 +267,7 @@ func TestAskedAfreshOnlyTheSame(t *testing.T) {
 		fake := mcptest.NewFake(t, mcptest.FastMCP4)
 		fake.MoveFares()
 		id := bookFlight(t, in.st, register(t, fake))
-		time.Sleep(humanPause)
+		now.Skip(humanPause)
 		fake.Expire()
 		answer(t, in.st, id, 2, onMay4)
 		waitFor(t, in.st, id, store.CallInputRequired, 4)
@@ -306,7 +309,7 @@ func TestAskedAfreshOnlyTheSame(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := bookFlight(t, in.st, serverID)
-		time.Sleep(humanPause)
+		now.Skip(humanPause)
 		fake.Expire()
 		answer(t, in.st, id, 2, onMay4)
 		call := waitFor(t, in.st, id, store.CallFailed, 2)
@@ -333,14 +336,15 @@ func TestAskedAfreshOnlyTheSame(t *testing.T) {
 // Rounds asks afresh by itself.
 func TestAskedAfreshAtMostSoOften(t *testing.T) {
 	pool := storetest.NewPool(t)
-	in := startInstance(t, pool, "never", engine.Config{MaxRestarts: -1})
+	var now clock
+	in := startInstance(t, pool, "never", engine.Config{MaxRestarts: -1, Now: now.Now})
 	fake := mcptest.NewFake(t, mcptest.FastMCP4)
 	s, err := in.st.UpsertServer(t.Context(), "fastmcp", fake.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := bookFlight(t, in.st, s.ID)
-	time.Sleep(humanPause)
+	now.Skip(humanPause)
 	fake.Expire()
 	answer(t, in.st, id, 2, onMay4)
 	call := waitFor(t, in.st, id, store.CallFailed, 2)
@@ -376,13 +380,13 @@ func TestAskedAfreshAtMostSoOften(t *testing.T) {
 func TestPromptAndResourceAfterServerForgot(t *testing.T) {
 	pool := storetest.NewPool(t)
 	ctx := t.Context()
-	// The demo's clock jumps past its state's lifetime while the person
-	// thinks; what it seals after that lives an hour again.
-	var ahead atomic.Int64
-	srv := httptest.NewServer(demo.Handler(demo.Options{Secret: []byte("forgetful demo"), StateTTL: time.Hour,
-		Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }}))
+	// The clock, the demo's and Rounds', jumps past the state's lifetime
+	// while the person thinks; what the demo seals after that lives an
+	// hour again.
+	var now clock
+	srv := httptest.NewServer(demo.Handler(demo.Options{Secret: []byte("forgetful demo"), StateTTL: time.Hour, Now: now.Now}))
 	t.Cleanup(srv.Close)
-	in := startInstance(t, pool, "demo", engine.Config{})
+	in := startInstance(t, pool, "demo", engine.Config{Now: now.Now})
 	server, err := in.st.UpsertServer(ctx, "demo", srv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -402,8 +406,7 @@ func TestPromptAndResourceAfterServerForgot(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitFor(t, in.st, call.ID, store.CallInputRequired, 1)
-			time.Sleep(humanPause)
-			ahead.Add(int64(2 * time.Hour))
+			now.Skip(2 * time.Hour)
 			answer(t, in.st, call.ID, 1, c.answer)
 			done := waitFor(t, in.st, call.ID, store.CallComplete, 2)
 			if !strings.Contains(string(done.Result), c.want) || done.Restarts != 1 {

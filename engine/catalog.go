@@ -32,7 +32,7 @@ func (e *Engine) RawTools(ctx context.Context, person string, srv *store.Server)
 }
 
 func (e *Engine) toolList(ctx context.Context, person string, srv *store.Server) ([]*mcp.Tool, []json.RawMessage, error) {
-	if srv.Tools != nil && srv.ToolsRaw != nil && srv.ToolsExpiresAt != nil && time.Now().Before(*srv.ToolsExpiresAt) {
+	if srv.Tools != nil && srv.ToolsRaw != nil && srv.ToolsExpiresAt != nil && e.cfg.Now().Before(*srv.ToolsExpiresAt) {
 		var tools []*mcp.Tool
 		var raw []json.RawMessage
 		if json.Unmarshal(srv.Tools, &tools) == nil && json.Unmarshal(srv.ToolsRaw, &raw) == nil {
@@ -74,7 +74,7 @@ func (e *Engine) toolList(ctx context.Context, person string, srv *store.Server)
 		rawList = append(rawList, r...)
 	}
 	rawList = append(rawList, ']')
-	if err := e.store.SetServerTools(ctx, srv.ID, decoded, rawList, list.Protocol, time.Now().Add(ttl)); err != nil {
+	if err := e.store.SetServerTools(ctx, srv.ID, decoded, rawList, list.Protocol, e.cfg.Now().Add(ttl)); err != nil {
 		e.log.WarnContext(ctx, "caching tools", "server", srv.Name, "err", err)
 	}
 	return list.Tools, raw, nil
@@ -84,7 +84,7 @@ func (e *Engine) toolList(ctx context.Context, person string, srv *store.Server)
 // asking the server: fresh is false when the catalog has run out (then
 // call Tools), and a nil tool from a fresh catalog means there is none.
 func (e *Engine) CachedTool(srv *store.Server, name string) (tool *mcp.Tool, fresh bool) {
-	if srv.Tools == nil || srv.ToolsRaw == nil || srv.ToolsExpiresAt == nil || !time.Now().Before(*srv.ToolsExpiresAt) {
+	if srv.Tools == nil || srv.ToolsRaw == nil || srv.ToolsExpiresAt == nil || !e.cfg.Now().Before(*srv.ToolsExpiresAt) {
 		return nil, false
 	}
 	var tools []*mcp.Tool

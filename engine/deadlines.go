@@ -28,11 +28,13 @@ func (w *escalateWorker) Work(ctx context.Context, job *river.Job[queue.Escalate
 	if err != nil {
 		return err
 	}
-	if plan.EscalateAt != nil && time.Until(*plan.EscalateAt) > 0 {
-		// Clocks differ by a little: come back when the database says so.
-		return river.JobSnooze(time.Until(*plan.EscalateAt) + 100*time.Millisecond)
+	now := w.e.cfg.Now()
+	if plan.EscalateAt != nil && plan.EscalateAt.After(now) {
+		// River goes by the database's clock, which may be a little ahead
+		// of this one: come back when this one says so.
+		return river.JobSnooze(plan.EscalateAt.Sub(now) + 100*time.Millisecond)
 	}
-	esc, err := w.e.store.EscalateRound(ctx, w.e.cfg.InstanceID, job.Args.CallID, job.Args.Seq)
+	esc, err := w.e.store.EscalateRound(ctx, w.e.cfg.InstanceID, job.Args.CallID, job.Args.Seq, now)
 	if err != nil || esc == nil {
 		return err
 	}
@@ -62,7 +64,8 @@ func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[queue.Deadline
 	if err != nil {
 		return err
 	}
-	if wait := time.Until(r.ExpiresAt); wait > 0 {
+	now := w.e.cfg.Now()
+	if wait := r.ExpiresAt.Sub(now); wait > 0 {
 		return river.JobSnooze(wait + 100*time.Millisecond)
 	}
 	a, err := round.DeadlineAnswer(call, r, onExpiry)
@@ -74,7 +77,7 @@ func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[queue.Deadline
 		w.e.log.WarnContext(ctx, "the deadline's answer cannot be made; the round will expire", "call_id", call.ID, "err", err)
 		return nil
 	}
-	done, err := w.e.store.AnswerAtDeadline(ctx, w.e.cfg.InstanceID, call.ID, r.Seq, a.Responses, a.Refusal)
+	done, err := w.e.store.AnswerAtDeadline(ctx, w.e.cfg.InstanceID, call.ID, r.Seq, a.Responses, a.Refusal, now)
 	if done {
 		w.e.log.InfoContext(ctx, "round answered at its deadline", "call_id", call.ID, "seq", r.Seq, "on_expiry", onExpiry)
 	}

@@ -120,6 +120,11 @@ type Config struct {
 	// TaskMaxLifetime is how long a task the server gave no lifetime
 	// (ttlMs) is followed before its call fails; default 7 days.
 	TaskMaxLifetime time.Duration
+	// Now is the engine's clock, default time.Now: what the dates it
+	// decides on are compared with (deadlines, retries, tokens, cached
+	// tools), so a test can set the time rather than wait for it. Timers
+	// and River's schedule keep real time.
+	Now func() time.Time
 }
 
 // The defaults of the settings people most often change; the app's
@@ -205,6 +210,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TaskMaxLifetime <= 0 {
 		c.TaskMaxLifetime = DefaultTaskLifetime
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c
 }

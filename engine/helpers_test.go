@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,3 +51,13 @@ func eventually(t *testing.T, limit time.Duration, cond func() error) {
 		<-tick.C
 	}
 }
+
+// clock is real time moved ahead by a test (engine.Config.Now), so the
+// test sets the time a deadline needs rather than waiting for it.
+type clock struct{ ahead atomic.Int64 }
+
+// Now is the time by the clock.
+func (c *clock) Now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+// Skip moves the clock ahead by d.
+func (c *clock) Skip(d time.Duration) { c.ahead.Add(int64(d)) }

@@ -80,7 +80,7 @@ func (e *Engine) startLocals(ctx context.Context) {
 	})
 	logs := map[string]*stderrLog{}
 	for name := range runs {
-		logs[name] = newStderrLog(e.log, name, e.cfg.StderrLogLines, e.cfg.StderrLogPeriod)
+		logs[name] = newStderrLog(e.log, name, e.cfg.StderrLogLines, e.cfg.StderrLogPeriod, e.cfg.Now)
 	}
 	e.stderrLogs = logs
 	locals.OnStderr(func(server, line string) {

@@ -22,6 +22,7 @@ type stderrLog struct {
 	server string
 	most   int
 	period time.Duration
+	now    func() time.Time // the engine's clock
 
 	mu           sync.Mutex
 	start        time.Time // of the current period
@@ -31,15 +32,15 @@ type stderrLog struct {
 	timer        *time.Timer // says what was dropped at the period's end
 }
 
-func newStderrLog(log *slog.Logger, server string, most int, period time.Duration) *stderrLog {
-	return &stderrLog{log: log, server: server, most: most, period: period, start: time.Now()}
+func newStderrLog(log *slog.Logger, server string, most int, period time.Duration, now func() time.Time) *stderrLog {
+	return &stderrLog{log: log, server: server, most: most, period: period, now: now, start: now()}
 }
 
 // line logs a line, or counts it if the period's lines are logged.
 func (s *stderrLog) line(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
+	now := s.now()
 	if now.Sub(s.start) >= s.period {
 		s.next(now)
 	}
@@ -58,7 +59,7 @@ func (s *stderrLog) line(text string) {
 func (s *stderrLog) periodEnded() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if now := time.Now(); now.Sub(s.start) >= s.period {
+	if now := s.now(); now.Sub(s.start) >= s.period {
 		s.next(now)
 	}
 }

@@ -36,7 +36,7 @@ func (e *Engine) renewDue(ctx context.Context, t *store.OAuthToken, serverID int
 	if refused != "" && t.Access != refused {
 		return t.Access, false, nil // renewed meanwhile
 	}
-	due := t.ExpiresAt != nil && time.Until(*t.ExpiresAt) < 30*time.Second
+	due := t.ExpiresAt != nil && t.ExpiresAt.Sub(e.cfg.Now()) < 30*time.Second
 	if (!due && refused == "") || t.Refresh == "" || e.cfg.Auth == nil {
 		return t.Access, t.Refresh != "" && e.cfg.Auth != nil, nil
 	}

@@ -439,7 +439,7 @@ func (e *Engine) record(ctx context.Context, job queue.Job, a *store.Attempt, se
 		}
 		return e.needsAuthorization(ctx, c, seq, authErr)
 	case err != nil && answers != nil && answers.RequestState != nil && mcpclient.StateExpired(err):
-		log.InfoContext(ctx, "the server no longer knows the round's state", "age", time.Since(a.Round.CreatedAt).Round(time.Second))
+		log.InfoContext(ctx, "the server no longer knows the round's state", "age", e.cfg.Now().Sub(a.Round.CreatedAt).Round(time.Second))
 		return e.stateRefused(ctx, a, o)
 	case err != nil:
 		if wait, ok := mcpclient.Transient(err); ok && !held {
@@ -482,7 +482,7 @@ func (e *Engine) addRound(ctx context.Context, log *slog.Logger, a *store.Attemp
 	next := store.NewRound{
 		InputRequests: r.InputRequests,
 		RequestState:  r.RequestState,
-		ExpiresAt:     time.Now().Add(ttl),
+		ExpiresAt:     e.cfg.Now().Add(ttl),
 		Responses:     autoAnswers(r.Questions, c.ServerRootsList),
 		Instance:      e.cfg.InstanceID,
 		Asking:        asking,

@@ -27,13 +27,14 @@ func (e *Engine) retryLater(ctx context.Context, c *store.Call, seq int, err err
 	// Each wait is as long as the time already spent trying: the gaps
 	// double, from RetryBackoff up to a minute, with some jitter so that
 	// many calls to one server do not come back at the same moment.
+	now := e.cfg.Now()
 	wait := e.cfg.RetryBackoff
 	if c.RetrySince != nil {
-		wait = max(wait, min(time.Since(*c.RetrySince), maxRetryBackoff))
+		wait = max(wait, min(now.Sub(*c.RetrySince), maxRetryBackoff))
 	}
 	wait += rand.N(wait/5 + 1)
 	wait = max(wait, asked)
-	at, ok, derr := e.store.DeferRequest(context.WithoutCancel(ctx), c.ID, seq, mcpclient.Reason(err), wait, asked, e.cfg.RetryWindow)
+	at, ok, derr := e.store.DeferRequest(context.WithoutCancel(ctx), c.ID, seq, mcpclient.Reason(err), wait, asked, e.cfg.RetryWindow, now)
 	if derr != nil {
 		// Postgres is out too: River's own retry takes the job again.
 		return derr, true
@@ -43,5 +44,5 @@ func (e *Engine) retryLater(ctx context.Context, c *store.Call, seq int, err err
 	}
 	e.log.InfoContext(ctx, "server unreachable; trying again later", "call_id", c.ID, "seq", seq,
 		"at", at, "err", err)
-	return river.JobSnooze(max(time.Until(at), 0)), true
+	return river.JobSnooze(max(at.Sub(now), 0)), true
 }

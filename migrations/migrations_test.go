@@ -80,41 +80,6 @@ func TestToolsHeaderSchemas(t *testing.T) {
 	}
 }
 
-// TestRoundOutcome: how a round ended, from its answers alone: cancelled
-// if any question was cancelled, declined if every one was declined, else
-// answered (a sampled or listed answer has no action).
-func TestRoundOutcome(t *testing.T) {
-	pool := storetest.NewPool(t)
-	for _, tt := range []struct {
-		responses any
-		want      string
-	}{
-		{nil, "answered"},
-		{`null`, "answered"},
-		{`{}`, "answered"},
-		{`[]`, "answered"},
-		{`"declined"`, "answered"},
-		{`{"a":{"action":"accept","content":{}}}`, "answered"},
-		{`{"a":{"action":"decline"}}`, "declined"},
-		{`{"a":{"action":"decline"},"b":{"action":"decline"}}`, "declined"},
-		{`{"a":{"action":"decline"},"b":{"action":"accept","content":{}}}`, "answered"},
-		{`{"a":{"action":"decline"},"b":{"role":"assistant","model":"m"}}`, "answered"},
-		{`{"a":{"action":"decline"},"b":{"action":null}}`, "answered"},
-		{`{"a":{"action":"decline"},"b":{"action":7}}`, "answered"},
-		{`{"a":{"action":"accept","content":{}},"b":{"action":"cancel"}}`, "cancelled"},
-		{`{"a":{"action":"decline"},"a":{"action":"cancel"}}`, "cancelled"},
-		{`{"a":{"action":"decline"},"a":{"action":"accept"}}`, "answered"},
-	} {
-		var got string
-		if err := pool.QueryRow(t.Context(), `select round_outcome($1::json)`, tt.responses).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got != tt.want {
-			t.Errorf("round_outcome(%v) = %s, want %s", tt.responses, got, tt.want)
-		}
-	}
-}
-
 // TestProvisioningHardened: migrations 00069 and 00070 over what SCIM
 // kept before them. Passwords a provider sent are taken out; token names
 // are made unique with a number; a team made in Rounds that a group took

@@ -161,31 +161,6 @@ func TestAnswerNotWaiting(t *testing.T) {
 	}
 }
 
-// TestOutcome words how an answer ends its round from its actions alone:
-// any cancel cancels it, all declines decline it.
-func TestOutcome(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		name, responses, want string
-		counts                Counts
-	}{
-		{"Answered", `{"a":{"action":"accept","content":{}},"b":{"action":"decline"}}`, store.OutcomeAnswered, Counts{Accept: 1, Decline: 1}},
-		{"Declined", `{"a":{"action":"decline"},"b":{"action":"decline"}}`, store.OutcomeDeclined, Counts{Decline: 2}},
-		{"Cancelled", `{"a":{"action":"accept"},"b":{"action":"cancel"},"c":{"action":"decline"}}`, store.OutcomeCancelled, Counts{Accept: 1, Decline: 1, Cancel: 1}},
-		{"SamplingReplyAndDecline", `{"s":{"role":"assistant","content":{"type":"text","text":"x"}},"b":{"action":"decline"}}`, store.OutcomeAnswered, Counts{Decline: 1}},
-		{"Empty", `{}`, store.OutcomeAnswered, Counts{}},
-		{"None", ``, store.OutcomeAnswered, Counts{}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, counts := Outcome(json.RawMessage(tt.responses))
-			if got != tt.want || counts != tt.counts {
-				t.Errorf("Outcome = %q, %+v; want %q, %+v", got, counts, tt.want, tt.counts)
-			}
-		})
-	}
-}
-
 // TestFieldErrorsString says every misfit in one sentence, in an order
 // that does not change.
 func TestFieldErrorsString(t *testing.T) {

@@ -158,9 +158,9 @@ const (
 // log says so, all in the same transaction. A plan naming a person
 // disabled since, or a team deleted since, gives the round to the admins'
 // queue (team:admins) instead, and the audit entry says why. It returns
-// nil when there was nothing to do (answered, ended, or already with
-// them).
-func (s *Store) EscalateRound(ctx context.Context, instance, callID string, seq int) (*Escalated, error) {
+// nil when there was nothing to do (answered, ended, already with them,
+// or not yet due at now, the engine's time).
+func (s *Store) EscalateRound(ctx context.Context, instance, callID string, seq int, now time.Time) (*Escalated, error) {
 	var e *Escalated
 	err := s.announcedTx(ctx, func(tx *txn) error {
 		var from, to, planned string
@@ -178,7 +178,7 @@ func (s *Store) EscalateRound(ctx context.Context, instance, callID string, seq 
 					when not exists (select 1 from users u where u.name = r.escalate_to and not u.disabled) then $5::text
 					end as why) gone
 				where r.call_id = $1 and r.seq = $2 and r.status = 'pending' and r.escalated_at is null
-				  and r.escalate_to is not null and r.escalate_at <= now() and r.expires_at > now()
+				  and r.escalate_to is not null and r.escalate_at <= $6 and r.expires_at > $6
 				  and c.current_seq = $2 and c.status = 'input_required'
 				for update of r, c
 			), due as (
@@ -191,7 +191,7 @@ func (s *Store) EscalateRound(ctx context.Context, instance, callID string, seq 
 				returning calls.webhook_url is not null as webhook
 			)
 			select coalesce(due.assignee, ''), due.target, due.escalate_to, due.why, due.expires_at, moved.webhook from due, moved`,
-			callID, seq, AdminsTeam, EscalateWhyTeamDeleted, EscalateWhyDisabled).
+			callID, seq, AdminsTeam, EscalateWhyTeamDeleted, EscalateWhyDisabled, now).
 			Scan(&from, &to, &planned, &why, &expires, &webhook)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
@@ -247,16 +247,17 @@ func (s *Store) DeadlineRound(ctx context.Context, callID string, seq int) (*Cal
 // declares (responses, all declines or cancels), as a person's answer
 // would be stored: the request that sends it is enqueued in the same
 // transaction, or, with refusal set, the call ends with that message. The
-// guarded update lets it happen once, and never after someone answered.
-// It reports whether it did.
-func (s *Store) AnswerAtDeadline(ctx context.Context, instance, callID string, seq int, responses json.RawMessage, refusal string) (bool, error) {
+// guarded update lets it happen once, never after someone answered, and
+// not before the deadline by now, the engine's time. It reports whether
+// it did.
+func (s *Store) AnswerAtDeadline(ctx context.Context, instance, callID string, seq int, responses json.RawMessage, refusal string, now time.Time) (bool, error) {
 	var done bool
 	err := s.announcedTx(ctx, func(tx *txn) error {
 		var onExpiry string
 		err := tx.QueryRow(ctx, `update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
 			where call_id = $1 and seq = $2 and status = 'pending' and held_by is null and on_expiry <> 'expire'
-			  and expires_at <= now()
-			returning on_expiry`, callID, seq, responses, AnsweredAtDeadline).Scan(&onExpiry)
+			  and expires_at <= $5
+			returning on_expiry`, callID, seq, responses, AnsweredAtDeadline, now).Scan(&onExpiry)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}

@@ -40,11 +40,14 @@ func TestDeadlines(t *testing.T) {
 
 	t.Run("EscalatesOnce", func(t *testing.T) {
 		id := adminPendingRound(t, st, srv, time.Now().Add(time.Hour))
+		if e, err := st.EscalateRound(ctx, "runner", id, 1, time.Now().Add(-time.Minute)); e != nil || err != nil {
+			t.Errorf("escalated before its time: %+v, %v", e, err)
+		}
 		var n atomic.Int32
 		var wg sync.WaitGroup
 		for range 6 {
 			wg.Go(func() {
-				e, err := st.EscalateRound(ctx, "runner", id, 1)
+				e, err := st.EscalateRound(ctx, "runner", id, 1, time.Now())
 				if err != nil {
 					t.Error(err)
 				}
@@ -67,7 +70,7 @@ func TestDeadlines(t *testing.T) {
 		if audits != 1 {
 			t.Errorf("%d audit entries, want 1", audits)
 		}
-		if done, err := st.AnswerAtDeadline(ctx, "runner", id, 1, json.RawMessage(`{}`), ""); done || err != nil {
+		if done, err := st.AnswerAtDeadline(ctx, "runner", id, 1, json.RawMessage(`{}`), "", time.Now()); done || err != nil {
 			t.Errorf("answered before the deadline: %v, %v", done, err)
 		}
 	})
@@ -85,7 +88,7 @@ func TestDeadlines(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Go(func() {
-				done, err := st.AnswerAtDeadline(ctx, "runner", id, 1, responses, "")
+				done, err := st.AnswerAtDeadline(ctx, "runner", id, 1, responses, "", time.Now())
 				if err != nil {
 					t.Error(err)
 				}
@@ -142,7 +145,7 @@ func TestEscalateToTheGone(t *testing.T) {
 			if err := tc.gone(); err != nil {
 				t.Fatal(err)
 			}
-			e, err := st.EscalateRound(ctx, "runner", id, 1)
+			e, err := st.EscalateRound(ctx, "runner", id, 1, time.Now())
 			if err != nil || e == nil {
 				t.Fatalf("EscalateRound = %+v, %v", e, err)
 			}
@@ -167,7 +170,7 @@ func TestEscalateToTheGone(t *testing.T) {
 			if len(members) != 1 || members[0] != "root" {
 				t.Errorf("the admins' queue has %v, want root", members)
 			}
-			if again, err := st.EscalateRound(ctx, "runner", id, 1); again != nil || err != nil {
+			if again, err := st.EscalateRound(ctx, "runner", id, 1, time.Now()); again != nil || err != nil {
 				t.Errorf("escalated twice: %+v, %v", again, err)
 			}
 		})

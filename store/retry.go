@@ -17,18 +17,19 @@ import (
 // sooner than asked, the server's Retry-After. It returns when the next
 // attempt goes out, and false when the window is over, or the server
 // asked to wait past its end (or the call moved on): the caller then
-// fails the call as usual.
-func (s *Store) DeferRequest(ctx context.Context, callID string, seq int, reason string, wait, asked, window time.Duration) (time.Time, bool, error) {
+// fails the call as usual. Now is the engine's time, which the window is
+// measured by.
+func (s *Store) DeferRequest(ctx context.Context, callID string, seq int, reason string, wait, asked, window time.Duration, now time.Time) (time.Time, bool, error) {
 	var at time.Time
 	err := s.pool.QueryRow(ctx, `
-		update calls set retry_since = coalesce(retry_since, now()),
-		       retry_at = greatest(now() + $6::interval,
-		                           least(now() + $3::interval, coalesce(retry_since, now()) + $4::interval)),
+		update calls set retry_since = coalesce(retry_since, $7),
+		       retry_at = greatest($7 + $6::interval,
+		                           least($7 + $3::interval, coalesce(retry_since, $7) + $4::interval)),
 		       retry_reason = $5, updated_at = now()
 		where id = $1 and current_seq = $2 and status in ('queued', 'running')
-		  and coalesce(retry_since, now()) + $4::interval > now()
-		  and coalesce(retry_since, now()) + $4::interval >= now() + $6::interval
-		returning retry_at`, callID, seq, wait, window, reason, asked).Scan(&at)
+		  and coalesce(retry_since, $7) + $4::interval > $7
+		  and coalesce(retry_since, $7) + $4::interval >= $7 + $6::interval
+		returning retry_at`, callID, seq, wait, window, reason, asked, now).Scan(&at)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return time.Time{}, false, nil
 	}

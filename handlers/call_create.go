@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
-	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -34,7 +33,7 @@ func (h *Handler) callCreate(c echo.Context) error {
 	if !vm.Form.Empty {
 		content, ok := vm.Form.Decode(values)
 		if !ok || assigneeErr != "" {
-			vm.Errors = round.FormErrors(vm.Form)
+			vm.Errors = views.FormErrors(vm.Form)
 			if assigneeErr != "" {
 				vm.Errors = append(vm.Errors, views.ErrorLink{Href: "#call-assignee", Message: assigneeErr})
 			}

@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
-	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -41,7 +40,7 @@ func (h *Handler) promptGet(c echo.Context) error {
 					vm.Prompts[i].Form = form
 				}
 			}
-			vm.Errors = round.FormErrors(form)
+			vm.Errors = views.FormErrors(form)
 			return render(c, http.StatusUnprocessableEntity, views.ServerPage(vm))
 		}
 		if content != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
-	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -60,7 +59,7 @@ func (h *Handler) resourceRead(c echo.Context) error {
 						vm.Templates[i].Form = form
 					}
 				}
-				vm.Errors = round.FormErrors(form)
+				vm.Errors = views.FormErrors(form)
 				return render(c, http.StatusUnprocessableEntity, views.ServerPage(vm))
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -57,11 +58,14 @@ func (h *Handler) callCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.startCall(c, store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: vm.Name, Title: vm.Title, Arguments: raw,
-		Assignee: vm.Assignee.Value,
-		Audit:    h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "tool": vm.Name, "assignee": assigneeOr(vm.Assignee.Value, h.person(c))}),
-	})
+	// The form, built from the tool's input schema, checked the arguments.
+	nc, err := round.NewCall(srv, round.Start{Method: mcpclient.MethodCallTool, Target: vm.Name, Title: vm.Title, Arguments: raw}, round.Found{})
+	if err != nil {
+		return refusedStart(c, err)
+	}
+	nc.Owner, nc.Assignee = h.person(c), vm.Assignee.Value
+	nc.Audit = h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "tool": vm.Name, "assignee": assigneeOr(vm.Assignee.Value, h.person(c))})
+	return h.startCall(c, nc)
 }
 
 // startCall stores a call started from a page and sends the person to its

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-rounds/rounds/apiv1"
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/handlers"
@@ -22,7 +23,6 @@ import (
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
 	"github.com/mcp-rounds/rounds/provision"
-	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
 )
@@ -73,7 +73,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		replica = store.NewReplica(dbs.read, cfg.ReadMaxLag, log)
 	}
 	st, err := store.New(pool, store.Options{Notifier: notifier, Replica: replica,
-		Reach: store.ReachOptions{Mail: cfg.Mail != nil, CallJSON: round.CallJSON}})
+		Reach: store.ReachOptions{Mail: cfg.Mail != nil, CallJSON: apiv1.CallJSON}})
 	if err != nil {
 		return fail(err)
 	}

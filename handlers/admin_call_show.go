@@ -81,7 +81,7 @@ func (h *Handler) adminCallVM(ctx context.Context, id string) (*views.AdminCallV
 			ExpireAction: base + "/rounds/" + strconv.Itoa(r.Seq) + "/expire",
 			CancelAction: base + "/rounds/" + strconv.Itoa(r.Seq) + "/cancel",
 			Attempts:     bySeq[r.Seq],
-			Questions:    round.AdminQuestions(r),
+			Questions:    views.AdminQuestions(r),
 		}
 		if r.AnsweredBy != nil {
 			rv.AnsweredBy = *r.AnsweredBy

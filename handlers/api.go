@@ -5,8 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/apiv1"
 	"github.com/mcp-rounds/rounds/mcpclient"
-	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -19,19 +19,19 @@ type apiError struct {
 	Error apiMessage `json:"error"`
 }
 
-type apiMessage = round.APIMessage
+type apiMessage = apiv1.Message
 
-// The call as the API shows it (see round.APICall).
+// The call as the API shows it (see apiv1.Call).
 type (
-	apiCall          = round.APICall
-	apiRound         = round.APIRound
-	apiAuthorization = round.APIAuthorization
+	apiCall          = apiv1.Call
+	apiRound         = apiv1.Round
+	apiAuthorization = apiv1.Authorization
 )
 
-// apiCallOf is newAPICall with, for a call waiting on a sign-in, where to
+// apiCallOf is apiv1.NewCall with, for a call waiting on a sign-in, where to
 // sign in.
 func (h *Handler) apiCallOf(call *store.Call, rounds []store.Round) apiCall {
-	out := round.NewAPICall(call, rounds)
+	out := apiv1.NewCall(call, rounds)
 	if call.Status == store.CallAuthorizationRequired {
 		out.Authorization = &apiAuthorization{Status: "required", URL: h.connectURL(call.ServerName, call.ID)}
 	}

@@ -1,20 +1,17 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-rounds/rounds/engine"
-	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -41,94 +38,31 @@ type apiCallRequest struct {
 }
 
 // apiCallCreate starts a tool call, a prompt or a resource read:
-// POST /api/v1/calls.
+// POST /api/v1/calls. What the request names is checked first, then who
+// answers the call, its webhook and deadlines, then its arguments, and
+// last what it calls, as round.NewCall decides.
 func (h *Handler) apiCallCreate(c echo.Context) error {
 	ctx := c.Request().Context()
 	wait, err := waitParams(c)
 	if err != nil {
 		return err
 	}
-	req, err := decodeCallRequest(c)
-	if err != nil {
-		return err
-	}
-	if err := h.checkCallReach(ctx, req); err != nil {
-		return err
-	}
-	deadlines, err := h.apiDeadlines(ctx, req)
-	if err != nil {
-		return err
-	}
-	var args map[string]any
-	if req.Arguments, args, err = callArguments(req.Arguments); err != nil {
-		return err
-	}
-	// With ?wait, the answer is held until the call's first round or its
-	// end. The call's id is chosen here, so listening starts before the
-	// call exists and no change slips by.
-	id := store.NewCallID()
-	w := h.watch(id, wait)
-	if w != nil {
-		defer w.stop()
-	}
-	if req.Method == mcpclient.MethodCallTool {
-		return h.apiToolCallCreate(c, req, args, id, w, deadlines)
-	}
-	return h.apiReadCallCreate(c, req, args, id, w, deadlines)
-}
-
-// decodeCallRequest reads the body of POST /api/v1/calls and checks what
-// needs nothing else: the method, the server and what it calls, the
-// protocol.
-func decodeCallRequest(c echo.Context) (apiCallRequest, error) {
 	var req apiCallRequest
 	if err := json.NewDecoder(c.Request().Body).Decode(&req); err != nil {
-		return req, echo.NewHTTPError(http.StatusBadRequest, "The body must be a JSON object.")
+		return echo.NewHTTPError(http.StatusBadRequest, "The body must be a JSON object.")
 	}
-	if req.Method == "" {
-		req.Method = mcpclient.MethodCallTool
-	}
-	field := targetField(req.Method)
-	if field == "" {
-		return req, echo.NewHTTPError(http.StatusUnprocessableEntity, `"method" must be "tools/call", "prompts/get" or "resources/read".`)
-	}
-	if req.Server == "" || req.target() == "" {
-		return req, echo.NewHTTPError(http.StatusUnprocessableEntity, `"server" and "`+field+`" are required.`)
-	}
-	if !knownProtocol(req.Protocol) {
-		return req, echo.NewHTTPError(http.StatusUnprocessableEntity, `"protocol" must be `+protocolChoices()+".")
-	}
-	return req, nil
-}
-
-// targetField names the field that says what a method calls, or "" for a
-// method the API does not start.
-func targetField(method string) string {
-	switch method {
-	case mcpclient.MethodCallTool:
-		return "tool"
+	start := round.Start{Server: req.Server, Method: req.Method, Arguments: req.Arguments, Protocol: req.Protocol}
+	switch req.Method {
+	case "", mcpclient.MethodCallTool:
+		start.Target = req.Tool
 	case mcpclient.MethodGetPrompt:
-		return "prompt"
+		start.Target = req.Prompt
 	case mcpclient.MethodReadResource:
-		return "uri"
+		start.Target = req.URI
 	}
-	return ""
-}
-
-// target is what the call calls: the tool, the prompt or the resource.
-func (r apiCallRequest) target() string {
-	switch r.Method {
-	case mcpclient.MethodGetPrompt:
-		return r.Prompt
-	case mcpclient.MethodReadResource:
-		return r.URI
+	if err := start.Check(); err != nil {
+		return refusedStart(c, err)
 	}
-	return r.Tool
-}
-
-// checkCallReach checks who answers the call's rounds and where its events
-// go.
-func (h *Handler) checkCallReach(ctx context.Context, req apiCallRequest) error {
 	if req.Assignee != "" {
 		if err := h.store.CheckAssignee(ctx, req.Assignee); err != nil {
 			return err
@@ -139,66 +73,37 @@ func (h *Handler) checkCallReach(ctx context.Context, req apiCallRequest) error 
 			return err
 		}
 	}
-	return nil
-}
-
-// callArguments reads the call's arguments, which must be a JSON object;
-// none (or null) is the empty one.
-func callArguments(raw json.RawMessage) (json.RawMessage, map[string]any, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = json.RawMessage(`{}`)
+	deadlines, err := h.apiDeadlines(ctx, req)
+	if err != nil {
+		return err
 	}
-	var args any
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return raw, nil, echo.NewHTTPError(http.StatusBadRequest, `"arguments" must be a JSON object.`)
+	if err := start.CheckArguments(); err != nil {
+		return refusedStart(c, err)
 	}
-	m, ok := args.(map[string]any)
-	if !ok {
-		return raw, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, `"arguments" must be a JSON object.`)
+	// With ?wait, the answer is held until the call's first round or its
+	// end. The call's id is chosen here, so listening starts before the
+	// call exists and no change slips by.
+	id := store.NewCallID()
+	w := h.watch(id, wait)
+	if w != nil {
+		defer w.stop()
 	}
-	return raw, m, nil
-}
-
-// apiReadCallCreate starts a prompt or a resource read: the prompt's
-// arguments are checked against those it lists, a resource read takes
-// none, and the call is stored.
-func (h *Handler) apiReadCallCreate(c echo.Context, req apiCallRequest, args map[string]any, id string, w *watcher, deadlines *store.Deadlines) error {
-	ctx := c.Request().Context()
 	srv, err := h.store.ServerToCall(ctx, req.Server)
 	if err != nil {
 		return err
 	}
-	var title string
-	switch req.Method {
-	case mcpclient.MethodGetPrompt:
-		prompt, err := h.engine.Prompt(ctx, signedIn(ctx), srv, req.Prompt)
-		if err != nil {
-			return err
-		}
-		title = prompt.Title
-		if fieldErrs := checkPromptArguments(prompt.Arguments, args); len(fieldErrs) > 0 {
-			return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
-				Message: "The arguments do not fit the prompt's arguments.",
-				Fields:  map[string]map[string]string{"arguments": fieldErrs},
-			}})
-		}
-	case mcpclient.MethodReadResource:
-		if err := checkURI(req.URI); err != nil {
-			return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
-		}
-		if len(args) > 0 {
-			return echo.NewHTTPError(http.StatusUnprocessableEntity, `A resource read takes no "arguments".`)
-		}
+	found, err := h.lookUp(ctx, srv, start)
+	if err != nil {
+		return err
 	}
-	target := req.target()
-	detail := map[string]any{"server": srv.Name, "api": true, "assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""}
-	detail[targetField(req.Method)] = target
-	call, err := h.createCall(ctx, store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
-		Assignee: req.Assignee, WebhookURL: req.WebhookURL,
-		Audit:    h.userAudit(c, "call.started", "", detail),
-		Protocol: strings.TrimPrefix(req.Protocol, "auto"), ID: id, Deadlines: deadlines,
-	})
+	nc, err := round.NewCall(srv, start, found)
+	if err != nil {
+		return refusedStart(c, err)
+	}
+	nc.Owner, nc.Assignee, nc.WebhookURL, nc.ID, nc.Deadlines = h.person(c), req.Assignee, req.WebhookURL, id, deadlines
+	nc.Audit = h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, round.TargetField(nc.Method): nc.Target,
+		"assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""})
+	call, err := h.createCall(ctx, nc)
 	if err != nil {
 		return err
 	}
@@ -210,51 +115,48 @@ func firstRound(call *store.Call) bool {
 	return call.Status == store.CallInputRequired && call.CurrentSeq > 0
 }
 
-// apiToolCallCreate starts a tool call: the tool is looked up, its input
-// schema checks the arguments, and the call is stored. A server that asks
+// lookUp finds what start calls on srv, to check its arguments against: a
+// tool, looked up in the server's catalog, or a prompt. A server that asks
 // the caller to connect before it lists its tools gets the call unchecked:
 // it waits for the caller to connect (authorization_required), and the
 // server checks the arguments.
-func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any, id string, w *watcher, deadlines *store.Deadlines) error {
-	ctx := c.Request().Context()
-	srv, err := h.store.ServerToCall(ctx, req.Server)
-	if err != nil {
-		return err
-	}
-	nc := store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: req.Tool, Arguments: req.Arguments,
-		Protocol: strings.TrimPrefix(req.Protocol, "auto"), Assignee: req.Assignee, WebhookURL: req.WebhookURL, ID: id,
-		Deadlines: deadlines,
-	}
-	tool, err := h.toolToCall(ctx, srv, req.Tool)
-	var authErr *mcpclient.AuthRequiredError
-	switch {
-	case errors.As(err, &authErr):
-		// Started unchecked: the server checks the arguments once the
-		// caller has connected.
-	case err != nil:
-		return err
-	case tool == nil:
-		return &store.Error{Kind: store.ErrNotFound, Message: "tool " + req.Tool + " not found"}
-	default:
-		// An optional argument given as null is taken as not given (SEP-2243):
-		// the call goes without it, and without its Mcp-Param-* header.
-		args, nc.Arguments = withoutNulls(tool, args, nc.Arguments)
-		if fieldErrs := toolArgumentErrors(tool, args); len(fieldErrs) > 0 {
-			return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
-				Message: "The arguments do not fit the tool's input schema.",
-				Fields:  map[string]map[string]string{"arguments": fieldErrs},
-			}})
+func (h *Handler) lookUp(ctx context.Context, srv *store.Server, start round.Start) (round.Found, error) {
+	switch start.Method {
+	case mcpclient.MethodGetPrompt:
+		prompt, err := h.engine.Prompt(ctx, signedIn(ctx), srv, start.Target)
+		return round.Found{Prompt: prompt}, err
+	case mcpclient.MethodCallTool:
+		tool, err := h.toolToCall(ctx, srv, start.Target)
+		switch {
+		case errors.As(err, new(*mcpclient.AuthRequiredError)):
+			return round.Found{}, nil
+		case err != nil:
+			return round.Found{}, err
+		case tool == nil:
+			return round.Found{}, &store.Error{Kind: store.ErrNotFound, Message: "tool " + start.Target + " not found"}
 		}
-		nc.Target, nc.Title = tool.Name, toolTitle(tool)
+		return round.Found{Tool: tool}, nil
 	}
-	nc.Audit = h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "api": true, "tool": nc.Target,
-		"assignee": assigneeOr(req.Assignee, h.person(c)), "webhook": req.WebhookURL != ""})
-	call, err := h.createCall(ctx, nc)
-	if err != nil {
+	return round.Found{}, nil
+}
+
+// refusedStart answers a start round refused: with the arguments that do
+// not fit, as the API words them, or as an HTTP error (400 for arguments
+// that are not JSON at all, else 422).
+func refusedStart(c echo.Context, err error) error {
+	var se *round.StartError
+	switch {
+	case !errors.As(err, &se):
 		return err
+	case len(se.Fields) > 0:
+		return writeJSON(c, http.StatusUnprocessableEntity, apiError{Error: apiMessage{
+			Message: se.Message,
+			Fields:  map[string]map[string]string{"arguments": se.Fields},
+		}})
+	case se.Unreadable:
+		return echo.NewHTTPError(http.StatusBadRequest, se.Message)
 	}
-	return h.writeCallWaited(c, http.StatusCreated, w, call, nil, firstRound)
+	return echo.NewHTTPError(http.StatusUnprocessableEntity, se.Message)
 }
 
 // toolToCall looks up a server's tool in its cached catalog, else in its
@@ -268,66 +170,4 @@ func (h *Handler) toolToCall(ctx context.Context, srv *store.Server, name string
 		return nil, err
 	}
 	return engine.FindTool(tools, name), nil
-}
-
-// toolArgumentErrors checks arguments against a tool's input schema and
-// returns errors by argument; none when the schema cannot check them.
-func toolArgumentErrors(tool *mcp.Tool, args any) map[string]string {
-	schema, err := json.Marshal(tool.InputSchema)
-	if err != nil || string(schema) == "null" {
-		return nil
-	}
-	errs, err := forms.Validate(schema, args)
-	if err != nil {
-		return nil
-	}
-	return errs
-}
-
-// withoutNulls drops the arguments given as null that the tool's schema
-// refuses as null and does not require, from both the decoded arguments
-// and their raw JSON (the others keep their bytes and order).
-func withoutNulls(tool *mcp.Tool, args any, raw json.RawMessage) (any, json.RawMessage) {
-	m, ok := args.(map[string]any)
-	if !ok {
-		return args, raw
-	}
-	errs := toolArgumentErrors(tool, args)
-	var schema struct {
-		Required []string `json:"required"`
-	}
-	if b, err := json.Marshal(tool.InputSchema); err == nil {
-		_ = json.Unmarshal(b, &schema)
-	}
-	drop := map[string]bool{}
-	for k, v := range m {
-		if _, refused := errs[k]; v == nil && refused && !slices.Contains(schema.Required, k) {
-			drop[k] = true
-		}
-	}
-	if len(drop) == 0 {
-		return args, raw
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil {
-		return args, raw
-	}
-	kept := map[string]any{}
-	var out bytes.Buffer
-	out.WriteByte('{')
-	for _, k := range mcpclient.ObjectKeys(raw) {
-		if drop[k] {
-			continue
-		}
-		kept[k] = m[k]
-		if out.Len() > 1 {
-			out.WriteByte(',')
-		}
-		key, _ := mcpclient.MarshalRaw(k)
-		out.Write(key)
-		out.WriteByte(':')
-		out.Write(fields[k])
-	}
-	out.WriteByte('}')
-	return kept, out.Bytes()
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/mcp-rounds/rounds/round"
+	"github.com/mcp-rounds/rounds/apiv1"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -63,7 +63,7 @@ func (h *Handler) writeCallWaited(c echo.Context, status int, w *watcher, call *
 			}
 		}
 	}
-	if round.WithRounds(call, rounds) {
+	if apiv1.WithRounds(call, rounds) {
 		var err error
 		if rounds, err = h.store.Rounds(c.Request().Context(), call.ID); err != nil {
 			return err

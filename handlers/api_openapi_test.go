@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 )
 
 // TestOpenAPIDocumentsEveryRoute checks the OpenAPI document against the
@@ -85,15 +86,15 @@ func TestProtocolChoices(t *testing.T) {
 		t.Errorf("the document's protocols = %q, want %q", documented, want)
 	}
 	for _, p := range append(want, "") {
-		if !knownProtocol(p) {
-			t.Errorf("knownProtocol(%q) = false", p)
+		if !round.KnownProtocol(p) {
+			t.Errorf("round.KnownProtocol(%q) = false", p)
 		}
 	}
-	if knownProtocol("2024-10-07") {
+	if round.KnownProtocol("2024-10-07") {
 		t.Error("knownProtocol takes a revision nobody speaks")
 	}
 	const said = `"auto" or a revision: "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05"`
-	if got := protocolChoices(); got != said {
-		t.Errorf("protocolChoices() = %s, want %s", got, said)
+	if got := round.ProtocolChoices(); got != said {
+		t.Errorf("round.ProtocolChoices() = %s, want %s", got, said)
 	}
 }

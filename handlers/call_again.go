@@ -2,8 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -33,21 +31,4 @@ func (h *Handler) callAgain(c echo.Context) error {
 	h.audit(c, "call.started", again.ID, map[string]any{"server": call.ServerName, "tool": call.Target,
 		"again": call.ID, "protocol": mcpclient.ProtocolHandshake})
 	return c.Redirect(http.StatusSeeOther, "/calls/"+again.ID)
-}
-
-// knownProtocol says whether a call may be started with protocol: a
-// revision the client speaks, or "" or "auto" for the server's setting.
-func knownProtocol(protocol string) bool {
-	return protocol == "" || protocol == "auto" || mcpclient.KnownRevision(protocol)
-}
-
-// protocolChoices words the protocols a call may be started with, for an
-// error: "auto" or a revision: "2026-07-28", … or "2024-11-05".
-func protocolChoices() string {
-	quoted := make([]string, len(mcpclient.Revisions))
-	for i, r := range mcpclient.Revisions {
-		quoted[i] = strconv.Quote(r)
-	}
-	last := len(quoted) - 1
-	return `"auto" or a revision: ` + strings.Join(quoted[:last], ", ") + " or " + quoted[last]
 }

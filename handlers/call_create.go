@@ -34,7 +34,7 @@ func (h *Handler) callCreate(c echo.Context) error {
 	if !vm.Form.Empty {
 		content, ok := vm.Form.Decode(values)
 		if !ok || assigneeErr != "" {
-			vm.Errors = round.FormErrors(vm.Form)
+			vm.Errors = views.FormErrors(vm.Form)
 			if assigneeErr != "" {
 				vm.Errors = append(vm.Errors, views.ErrorLink{Href: "#call-assignee", Message: assigneeErr})
 			}
@@ -58,11 +58,14 @@ func (h *Handler) callCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.startCall(c, store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: vm.Name, Title: vm.Title, Arguments: raw,
-		Assignee: vm.Assignee.Value,
-		Audit:    h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "tool": vm.Name, "assignee": assigneeOr(vm.Assignee.Value, h.person(c))}),
-	})
+	// The form, built from the tool's input schema, checked the arguments.
+	nc, err := round.NewCall(srv, round.Start{Method: mcpclient.MethodCallTool, Target: vm.Name, Title: vm.Title, Arguments: raw}, round.Found{})
+	if err != nil {
+		return refusedStart(c, err)
+	}
+	nc.Owner, nc.Assignee = h.person(c), vm.Assignee.Value
+	nc.Audit = h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "tool": vm.Name, "assignee": assigneeOr(vm.Assignee.Value, h.person(c))})
+	return h.startCall(c, nc)
 }
 
 // startCall stores a call started from a page and sends the person to its

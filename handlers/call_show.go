@@ -225,7 +225,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		}
 		h := views.RoundVM{
 			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
-			Questions: round.Answered(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
+			Questions: views.Answered(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
 		}
 		if r.StateExpiredAt != nil {
 			h.StateRefused, h.StateAge = r.StateExpiredAt, engine.HumanDuration(r.StateExpiredAt.Sub(r.CreatedAt))
@@ -243,7 +243,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		vm.RetryLabel = "Start again with your answers filled in"
 	}
 	if call.Status == store.CallComplete {
-		vm.Result = round.Result(call.Method, call.Result, href+"/contents/")
+		vm.Result = views.Result(call.Method, call.Result, href+"/contents/")
 	}
 	return vm, call, waiting, nil
 }
@@ -264,10 +264,7 @@ func pendingRoundVM(ctx context.Context, call *store.Call, r, prev *store.Round,
 	} else {
 		round.Prefill(qs, prev, true)
 	}
-	vm, err := currentRoundVM(call, r, qs, actions)
-	if err != nil {
-		return nil, err
-	}
+	vm := currentRoundVM(call, r, qs, actions)
 	if draft != nil {
 		vm.DraftSaved = &draft.UpdatedAt
 	}
@@ -275,16 +272,15 @@ func pendingRoundVM(ctx context.Context, call *store.Call, r, prev *store.Round,
 }
 
 // currentRoundVM builds the answer form of a pending round, posting to the
-// round's page. qs and actions carry what the person posted, when
-// re-rendering after a failed check.
-func currentRoundVM(call *store.Call, r *store.Round, qs []round.Question, actions []string) (*views.RoundVM, error) {
-	vm, err := round.Form(call, r, qs, actions)
-	if err != nil {
-		return nil, err
-	}
+// round's page, with its roots answered from the server's settings. qs and
+// actions carry what the person posted, when re-rendering after a failed
+// check.
+func currentRoundVM(call *store.Call, r *store.Round, qs []round.Question, actions []string) *views.RoundVM {
+	round.WithRoots(qs, call)
+	vm := views.RoundForm(r, call.ServerName, qs, actions)
 	vm.Action = "/calls/" + call.ID + "/rounds/" + strconv.Itoa(r.Seq)
 	vm.DraftAction = vm.Action + "/draft"
-	return vm, nil
+	return vm
 }
 
 // machineName is a call's tool or prompt name, shown beside its title when

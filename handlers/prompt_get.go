@@ -2,14 +2,11 @@ package handlers
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/round"
-	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
 
@@ -41,7 +38,7 @@ func (h *Handler) promptGet(c echo.Context) error {
 					vm.Prompts[i].Form = form
 				}
 			}
-			vm.Errors = round.FormErrors(form)
+			vm.Errors = views.FormErrors(form)
 			return render(c, http.StatusUnprocessableEntity, views.ServerPage(vm))
 		}
 		if content != nil {
@@ -52,35 +49,11 @@ func (h *Handler) promptGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.startCall(c, store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodGetPrompt, Target: prompt.Name, Title: prompt.Title, Arguments: raw,
-		Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "prompt": prompt.Name}),
-	})
-}
-
-// checkPromptArguments checks an API call's prompt arguments: strings, each
-// one the prompt takes, and every required one given. It returns errors by
-// argument name.
-func checkPromptArguments(params []*mcp.PromptArgument, args map[string]any) map[string]string {
-	errs := map[string]string{}
-	known := map[string]bool{}
-	for _, p := range params {
-		if p == nil {
-			continue
-		}
-		known[p.Name] = true
-		v, given := args[p.Name]
-		if s, ok := v.(string); p.Required && (!given || ok && strings.TrimSpace(s) == "") {
-			errs[p.Name] = "Required."
-		}
+	nc, err := round.NewCall(srv, round.Start{Method: mcpclient.MethodGetPrompt, Target: prompt.Name, Title: prompt.Title, Arguments: raw}, round.Found{})
+	if err != nil {
+		return refusedStart(c, err)
 	}
-	for name, v := range args {
-		switch _, isString := v.(string); {
-		case !known[name]:
-			errs[name] = "This prompt takes no such argument."
-		case !isString:
-			errs[name] = "Prompt arguments are strings."
-		}
-	}
-	return errs
+	nc.Owner = h.person(c)
+	nc.Audit = h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "prompt": prompt.Name})
+	return h.startCall(c, nc)
 }

@@ -3,20 +3,14 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/round"
-	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
-
-// maxURI caps a resource URI we send.
-const maxURI = 4096
 
 // resourceRead reads a resource from the server page: POST
 // /servers/{server}/resources with the uri of a listed resource, or with a
@@ -60,7 +54,7 @@ func (h *Handler) resourceRead(c echo.Context) error {
 						vm.Templates[i].Form = form
 					}
 				}
-				vm.Errors = round.FormErrors(form)
+				vm.Errors = views.FormErrors(form)
 				return render(c, http.StatusUnprocessableEntity, views.ServerPage(vm))
 			}
 		}
@@ -68,13 +62,13 @@ func (h *Handler) resourceRead(c echo.Context) error {
 			return notFoundErr("resource template")
 		}
 	}
-	if err := checkURI(uri); err != nil {
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
+	nc, err := round.NewCall(srv, round.Start{Method: mcpclient.MethodReadResource, Target: uri}, round.Found{})
+	if err != nil {
+		return refusedStart(c, err)
 	}
-	return h.startCall(c, store.NewCall{
-		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodReadResource, Target: uri,
-		Audit: h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "uri": uri}),
-	})
+	nc.Owner = h.person(c)
+	nc.Audit = h.userAudit(c, "call.started", "", map[string]any{"server": srv.Name, "uri": uri})
+	return h.startCall(c, nc)
 }
 
 // expandTemplate makes a URI of a resource template and its variables.
@@ -90,19 +84,4 @@ func expandTemplate(text string, vars map[string]any) (string, error) {
 		}
 	}
 	return tpl.Expand(values)
-}
-
-// checkURI checks a resource URI before it is sent: absolute, and of a
-// sensible size.
-func checkURI(uri string) error {
-	u, err := url.Parse(uri)
-	switch {
-	case strings.TrimSpace(uri) == "":
-		return errors.New("Name the resource to read: its URI.")
-	case len(uri) > maxURI:
-		return errors.New("This resource URI is too long.")
-	case err != nil || u.Scheme == "":
-		return errors.New("A resource URI must be absolute, such as file:///notes.txt or https://example.com/a.")
-	}
-	return nil
 }

@@ -108,9 +108,7 @@ func (h *Handler) renderInvalid(c echo.Context, callID string, r *store.Round, q
 	if err != nil {
 		return err
 	}
-	if vm.Current, err = currentRoundVM(call, r, qs, actions); err != nil {
-		return err
-	}
+	vm.Current = currentRoundVM(call, r, qs, actions)
 	if len(vm.Current.Errors) == 0 {
 		vm.Current.Errors = []views.ErrorLink{{Href: "#" + round.ActionID(0), Message: "Some answers need another look."}}
 	}
@@ -174,7 +172,7 @@ func (h *Handler) renderUnsent(c echo.Context, callID, notice string, qs []round
 		return err
 	}
 	vm.Notice = notice
-	vm.Unsent = round.Unsent(qs, values)
+	vm.Unsent = views.Unsent(qs, values)
 	noPrefetch(c)
 	return render(c, http.StatusConflict, views.CallPage(*vm))
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -99,7 +100,7 @@ func (h *Handler) serverPageVM(ctx context.Context, srv *store.Server) views.Ser
 // toolVM is a tool in a list, linking to its form.
 func toolVM(srv *store.Server, t *mcp.Tool) views.ToolVM {
 	return views.ToolVM{
-		Name: t.Name, Title: cmp.Or(toolTitle(t), t.Name), Description: t.Description,
+		Name: t.Name, Title: cmp.Or(round.ToolTitle(t), t.Name), Description: t.Description,
 		Href: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(t.Name), Icon: iconHref(srv, t),
 	}
 }

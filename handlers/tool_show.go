@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-rounds/rounds/forms"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
@@ -59,7 +60,7 @@ func (h *Handler) toolPage(ctx context.Context, serverName, toolName string) (*v
 		_ = form.SetTimeZone(views.ZoneOf(ctx).Name)
 	}
 	vm := &views.ToolPageVM{
-		Server: srv.Name, Name: tool.Name, Title: cmp.Or(toolTitle(tool), tool.Name), Description: tool.Description,
+		Server: srv.Name, Name: tool.Name, Title: cmp.Or(round.ToolTitle(tool), tool.Name), Description: tool.Description,
 		Action: "/servers/" + url.PathEscape(srv.Name) + "/tools/" + url.PathEscape(tool.Name),
 		Form:   form, Icon: iconHref(srv, tool),
 	}
@@ -82,13 +83,4 @@ func toolForm(tool *mcp.Tool) (*forms.Form, error) {
 		return nil, &store.Error{Kind: store.ErrInvalid, Message: "This tool's input schema cannot be used: " + err.Error()}
 	}
 	return form, nil
-}
-
-// toolTitle is the title the server gave a tool, for people: its title, else
-// its annotations' title; "" when it gave neither.
-func toolTitle(t *mcp.Tool) string {
-	if t.Title == "" && t.Annotations != nil {
-		return t.Annotations.Title
-	}
-	return t.Title
 }

@@ -73,7 +73,7 @@ func waiting(call *store.Call, r *store.Round) ([]Question, error) {
 	if err != nil {
 		return nil, err
 	}
-	withRoots(qs, call)
+	WithRoots(qs, call)
 	return qs, nil
 }
 
@@ -106,7 +106,7 @@ func Outcome(responses json.RawMessage) (string, Counts) {
 	for _, a := range answers {
 		counts[a.Action]++
 	}
-	n := Counts{Accept: counts[actionAccept], Decline: counts[actionDecline], Cancel: counts[actionCancel]}
+	n := Counts{Accept: counts[ActionAccept], Decline: counts[ActionDecline], Cancel: counts[ActionCancel]}
 	switch {
 	case n.Cancel > 0:
 		return store.OutcomeCancelled, n

@@ -59,14 +59,8 @@ func TestFormAnswer(t *testing.T) {
 			if len(a.Actions) != len(a.Questions) {
 				t.Errorf("%d choices for %d questions", len(a.Actions), len(a.Questions))
 			}
-			if !a.Fits() {
-				vm, err := Form(call, r, a.Questions, a.Actions)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(vm.Errors) == 0 {
-					t.Error("an answer sent back shows no error")
-				}
+			if !a.Fits() && !hasError(a.Questions) {
+				t.Error("an answer sent back says nothing is wrong with it")
 			}
 		})
 	}
@@ -171,31 +165,6 @@ func TestFieldErrorsString(t *testing.T) {
 	}
 }
 
-// TestUnsent keeps what was typed into a round that could not be sent:
-// a form's fields and a sampling reply, not a declined question's fields.
-func TestUnsent(t *testing.T) {
-	t.Parallel()
-	_, r := multipleRound(t)
-	qs, err := Parse(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := Unsent(qs, url.Values{"q0$action": {"accept"}, "q0.reply": {"Paris"}, "q2$action": {"accept"}, "q2.title": {"Trip"}})
-	var lines []string
-	for _, u := range got {
-		for _, l := range u.Lines {
-			lines = append(lines, u.Question+" / "+l.Label+": "+l.Value)
-		}
-	}
-	want := "Write the model's reply to “What is the capital of France?” / Your reply: Paris|Describe the task / Title: Trip"
-	if strings.Join(lines, "|") != want {
-		t.Errorf("unsent = %q, want %q", strings.Join(lines, "|"), want)
-	}
-	if got := Unsent(qs, url.Values{"q2$action": {"decline"}, "q2.title": {"Trip"}}); len(got) != 0 {
-		t.Errorf("a declined question's fields are kept: %+v", got)
-	}
-}
-
 // TestBlob finds a resource's binary contents by index, and nothing where
 // there are none.
 func TestBlob(t *testing.T) {
@@ -215,4 +184,26 @@ func TestBlob(t *testing.T) {
 func taskRound(t *testing.T) (*store.Call, *store.Round) {
 	t.Helper()
 	return pendingRound(`{"task":` + taskAsk + `}`)
+}
+
+// hasError reports whether any question says what is wrong with what was
+// posted to it, as the form sent back shows (views' TestDecodeAnswersMixed).
+func hasError(qs []Question) bool {
+	for _, q := range qs {
+		if q.Error != "" || q.ReplyError != "" {
+			return true
+		}
+		if q.Form == nil {
+			continue
+		}
+		if len(q.Form.Errors) > 0 {
+			return true
+		}
+		for _, f := range q.Form.Fields {
+			if f.Error != "" {
+				return true
+			}
+		}
+	}
+	return false
 }

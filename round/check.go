@@ -14,8 +14,9 @@ import (
 // field ("" for the whole question, or the whole object).
 type FieldErrors map[string]map[string]string
 
-// apiAnswer is one entry of an API inputResponses object.
-type apiAnswer struct {
+// Response is one entry of an inputResponses object: the action, and an
+// accepted form's content.
+type Response struct {
 	Action  string          `json:"action"`
 	Content json.RawMessage `json:"content"`
 }
@@ -56,15 +57,15 @@ func checkAPIAnswers(qs []Question, raw json.RawMessage) FieldErrors {
 			}
 			continue
 		}
-		var a apiAnswer
+		var a Response
 		if err := json.Unmarshal(answer, &a); err != nil {
 			add(q.Key, "", "An answer must be an object with an action.")
 			continue
 		}
 		switch a.Action {
-		case actionDecline, actionCancel:
+		case ActionDecline, ActionCancel:
 			continue
-		case actionAccept:
+		case ActionAccept:
 		default:
 			add(q.Key, "", `action must be "accept", "decline" or "cancel".`)
 			continue
@@ -140,7 +141,7 @@ func checkSamplingAnswer(raw json.RawMessage) map[string]string {
 		return map[string]string{"": "An answer to a sampling request must be a CreateMessageResult object."}
 	}
 	if a.Action != nil {
-		if *a.Action == actionDecline || *a.Action == actionCancel {
+		if *a.Action == ActionDecline || *a.Action == ActionCancel {
 			return nil
 		}
 		return map[string]string{"": `To refuse a sampling request send {"action": "decline"}; to answer it, a CreateMessageResult.`}

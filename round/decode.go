@@ -18,7 +18,7 @@ func decodeAnswers(qs []Question, values url.Values) (json.RawMessage, []string,
 	ok := true
 	for i := range qs {
 		q := &qs[i]
-		action := values.Get(actionName(i))
+		action := values.Get(ActionName(i))
 		actions[i] = action
 		switch q.Kind {
 		case mcpclient.KindRoots:
@@ -28,9 +28,9 @@ func decodeAnswers(qs []Question, values url.Values) (json.RawMessage, []string,
 		case mcpclient.KindSampling:
 			q.Reply = postedReply(values, i)
 			switch {
-			case action == actionDecline || action == actionCancel:
-				responses[q.Key] = map[string]any{"action": actionDecline}
-			case action != actionAccept || q.Unsupported != "":
+			case action == ActionDecline || action == ActionCancel:
+				responses[q.Key] = map[string]any{"action": ActionDecline}
+			case action != ActionAccept || q.Unsupported != "":
 				ok = false
 				q.Error = "Choose whether to send your reply or decline."
 			case strings.TrimSpace(q.Reply) == "":
@@ -42,13 +42,13 @@ func decodeAnswers(qs []Question, values url.Values) (json.RawMessage, []string,
 			continue
 		}
 		switch {
-		case action == actionDecline || action == actionCancel:
+		case action == ActionDecline || action == ActionCancel:
 			responses[q.Key] = map[string]any{"action": action}
 			if q.Form != nil {
 				q.Form.Decode(values) // keep what was typed, should they change their mind
 				clearErrors(q.Form)
 			}
-		case action != actionAccept:
+		case action != ActionAccept:
 			ok = false
 			q.Error = chooseMessage(q)
 			if q.Form != nil {
@@ -61,7 +61,7 @@ func decodeAnswers(qs []Question, values url.Values) (json.RawMessage, []string,
 		case q.Kind == mcpclient.KindURL:
 			// Accepting a URL-mode question carries no content: what the
 			// person did on the page never passes through here.
-			responses[q.Key] = map[string]any{"action": actionAccept}
+			responses[q.Key] = map[string]any{"action": ActionAccept}
 		default:
 			content, good := q.Form.Decode(values)
 			if !good {
@@ -74,7 +74,7 @@ func decodeAnswers(qs []Question, values url.Values) (json.RawMessage, []string,
 				q.Error = "Your answers could not be read."
 				continue
 			}
-			responses[q.Key] = map[string]any{"action": actionAccept, "content": encoded}
+			responses[q.Key] = map[string]any{"action": ActionAccept, "content": encoded}
 		}
 	}
 	if !ok {
@@ -121,7 +121,7 @@ func chooseMessage(q *Question) string {
 	switch {
 	case q.Unsupported != "":
 		return "Choose Decline or Cancel: this question cannot be answered here."
-	case q.URL != nil:
+	case q.URL != "":
 		return "Choose “I've finished”, Decline or Cancel."
 	}
 	return "Choose whether to send these answers, decline or cancel."
@@ -141,9 +141,9 @@ func FromDraft(qs []Question, form url.Values) []string {
 	actions := make([]string, len(qs))
 	for i := range qs {
 		q := &qs[i]
-		actions[i] = form.Get(actionName(i))
+		actions[i] = form.Get(ActionName(i))
 		if actions[i] == "" && q.Form != nil && q.Unsupported == "" {
-			actions[i] = actionAccept
+			actions[i] = ActionAccept
 		}
 		if q.Form != nil && hasFieldsOf(form, q.Form.Prefix) {
 			q.Form.Decode(form)
@@ -166,4 +166,23 @@ func hasFieldsOf(form url.Values, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// Typed is what the person typed into question i of qs, posted as values,
+// to show when it could not be sent, so that nothing they wrote is lost: a
+// sampling request's reply, or a form's content, unless they declined or
+// cancelled it. Both are empty when there is nothing to show.
+func Typed(qs []Question, values url.Values, i int) (reply string, content json.RawMessage) {
+	q := &qs[i]
+	switch {
+	case q.Sampling != nil:
+		return postedReply(values, i), nil
+	case q.Form != nil && values.Get(ActionName(i)) != ActionDecline && values.Get(ActionName(i)) != ActionCancel:
+		if c, _ := q.Form.Decode(values); len(c) > 0 {
+			if raw, err := mcpclient.MarshalRaw(c); err == nil {
+				return "", raw
+			}
+		}
+	}
+	return "", nil
 }

@@ -1,16 +1,11 @@
 package round
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/PuerkitoBio/goquery"
-
 	"github.com/mcp-rounds/rounds/store"
-	"github.com/mcp-rounds/rounds/views"
 )
 
 // urlAsk is an inputRequests entry asking, in URL mode, to open u.
@@ -35,27 +30,6 @@ const taskAsk = `{"method":"elicitation/create","params":{"mode":"form","message
 func pendingRound(inputRequests string) (*store.Call, *store.Round) {
 	call := &store.Call{ID: "8d0c6a1e-5b0e-4c51-9d53-2f4d5b8e7a10", ServerName: "demo", Status: store.CallInputRequired, CurrentSeq: 1}
 	return call, &store.Round{CallID: call.ID, Seq: 1, InputRequests: json.RawMessage(inputRequests), Status: store.RoundPending}
-}
-
-// renderRound renders the call page body of a pending round, as the call page
-// does, with qs and actions as a failed submit leaves them (nil for a
-// fresh page).
-func renderRound(t *testing.T, call *store.Call, r *store.Round, qs []Question, actions []string) (*goquery.Document, string) {
-	t.Helper()
-	current, err := Form(call, r, qs, actions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	vm := views.CallVM{ID: call.ID, Server: call.ServerName, Status: call.Status, Current: current}
-	if err := views.CallBody(vm).Render(context.Background(), &buf); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc, buf.String()
 }
 
 const tripAsk = `{"method":"elicitation/create","params":{"mode":"form","message":"MESSAGE","requestedSchema":{

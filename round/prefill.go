@@ -23,7 +23,7 @@ func Prefill(qs []Question, prev *store.Round, fill bool) {
 	if err != nil {
 		return
 	}
-	var given map[string]apiAnswer
+	var given map[string]Response
 	if json.Unmarshal(prev.Responses, &given) != nil {
 		return
 	}
@@ -33,7 +33,7 @@ func Prefill(qs []Question, prev *store.Round, fill bool) {
 			continue
 		}
 		a, ok := given[q.Key]
-		if !ok || a.Action != actionAccept || len(a.Content) == 0 {
+		if !ok || a.Action != ActionAccept || len(a.Content) == 0 {
 			continue
 		}
 		dec := json.NewDecoder(bytes.NewReader(a.Content))
@@ -119,4 +119,19 @@ func sharesKey(a, b *store.Round) bool {
 		}
 	}
 	return false
+}
+
+// Before returns the round at r's place in the asking before r's: the
+// round r repeats, or would, after the server was asked afresh. Nil in a
+// call's first asking.
+func Before(rounds []store.Round, r *store.Round) *store.Round {
+	if r.Asking == 0 {
+		return nil
+	}
+	for i := range rounds {
+		if b := &rounds[i]; b.Asking == r.Asking-1 && b.Position == r.Position {
+			return b
+		}
+	}
+	return nil
 }

@@ -1,6 +1,12 @@
 package round
 
-import "strings"
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+)
 
 // Lists (home, inbox, admin) show what servers send in short: a server's
 // 5 MB message or tool description must not make a person's page 5 MB.
@@ -29,4 +35,36 @@ func Preview(s string, n int) string {
 		return s
 	}
 	return strings.TrimRight(s[:i], " \n\t") + "…"
+}
+
+// Summaries is a short text per question of a round's inputRequests, for
+// the inbox.
+// It reads only the messages: building the forms would compile every schema.
+func Summaries(raw json.RawMessage) []string {
+	qs, err := mcpclient.ParseQuestions(raw)
+	if err != nil {
+		return []string{"(questions that cannot be read)"}
+	}
+	var out []string
+	for _, q := range qs {
+		var p struct {
+			Message string `json:"message"`
+		}
+		if q.Params != nil {
+			_ = json.Unmarshal(q.Params, &p)
+		}
+		if p.Message == "" {
+			p.Message = KindSummary(q)
+		}
+		if len(out) == listQuestions {
+			out = append(out, fmt.Sprintf("and %d more questions", len(qs)-listQuestions))
+			break
+		}
+		if p.Message != "" {
+			out = append(out, Preview(p.Message, PreviewText))
+		} else {
+			out = append(out, Preview(q.Key, PreviewName))
+		}
+	}
+	return out
 }

@@ -1,7 +1,8 @@
 // Package round is what a round means: its questions read from what the
 // server sent, the answers a person posts or the API sends decoded and
-// checked, what an answer decides, and the view models of rounds, answers
-// and results. Nothing here speaks HTTP.
+// checked, what an answer decides, and what a call is started with.
+// Nothing here speaks HTTP or builds a page: views builds the view models
+// from what this package reads.
 package round
 
 import (
@@ -11,14 +12,13 @@ import (
 	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
-	"github.com/mcp-rounds/rounds/views"
 )
 
 // Answer actions, as the spec names them.
 const (
-	actionAccept  = "accept"
-	actionDecline = "decline"
-	actionCancel  = "cancel"
+	ActionAccept  = "accept"
+	ActionDecline = "decline"
+	ActionCancel  = "cancel"
 )
 
 // Question is one input request of a stored round, ready to render or to
@@ -28,20 +28,21 @@ type Question struct {
 	Message string
 	Schema  json.RawMessage
 	Form    *forms.Form
-	// URL is the page a URL-mode question asks the person to open.
-	URL *views.URLVM
+	// URL is the page a URL-mode question asks the person to open, as the
+	// server sent it; "" for any other question.
+	URL string
 	// Unsupported says why this question cannot be answered here.
 	Unsupported string
 	// Error says what is wrong with the posted choice of answer.
 	Error string
 	// Sampling is a sampling request to write the reply to; Reply is what
 	// was typed, ReplyError what is wrong with it.
-	Sampling   *views.SamplingVM
+	Sampling   *Sampling
 	Reply      string
 	ReplyError string
 	// Roots and Auto are a roots/list question's answer, from the server's
-	// settings: to show, and to send (see withRoots).
-	Roots []views.RootVM
+	// settings: to show, and to send (see WithRoots).
+	Roots []store.Root
 	Auto  json.RawMessage
 }
 
@@ -73,20 +74,20 @@ func Parse(r *store.Round) ([]Question, error) {
 				out[i].Unsupported = "The server asks you to open a page but sent no address. You can decline or cancel it."
 				continue
 			}
-			out[i].URL = urlVM(p.URL)
+			out[i].URL = p.URL
 			continue
 		}
 		switch q.Kind {
 		case mcpclient.KindSampling:
-			vm, summary, ok := samplingVM(q.Params)
-			out[i].Sampling, out[i].Message = vm, summary
+			s, summary, ok := parseSampling(q.Params)
+			out[i].Sampling, out[i].Message = s, summary
 			if !ok {
-				out[i].Message = kindSummary(q)
+				out[i].Message = KindSummary(q)
 				out[i].Unsupported = "The server sent a sampling request that cannot be read. You can decline it."
 			}
 			continue
 		case mcpclient.KindRoots:
-			out[i].Message = kindSummary(q)
+			out[i].Message = KindSummary(q)
 			continue
 		}
 		if q.Kind != mcpclient.KindForm {
@@ -105,10 +106,29 @@ func Parse(r *store.Round) ([]Question, error) {
 	return out, nil
 }
 
-func actionName(i int) string { return fmt.Sprintf("q%d$action", i) }
+// ActionName is the posted name of question i's choice of answer.
+func ActionName(i int) string { return fmt.Sprintf("q%d$action", i) }
 
 // ActionID is the id of question i's choice of answer, for a link to it.
 func ActionID(i int) string { return fmt.Sprintf("q%d-actions", i) }
+
+// Choices are the answers chosen for a round's questions qs, as the form
+// shows them: what the person posted (actions), else accept, except for a
+// question that cannot be answered or asks to open a page, whose consent
+// is never given on the person's behalf.
+func Choices(qs []Question, actions []string) []string {
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		switch {
+		case actions != nil:
+			out[i] = actions[i]
+		case q.Unsupported != "" || q.URL != "":
+		default:
+			out[i] = ActionAccept
+		}
+	}
+	return out
+}
 
 // InZone has the forms of a round take date-times in the time zone name.
 func InZone(qs []Question, name string) {

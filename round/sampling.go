@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
-	"github.com/mcp-rounds/rounds/views"
 )
 
 // A sampling request is answered by a person, who writes the reply a model
@@ -26,13 +24,15 @@ const (
 	rootsGiven = "Roots are answered from this server's settings; leave this answer out."
 )
 
-// replyName is the posted name of a sampling question's reply.
-func replyName(i int) string { return fmt.Sprintf("q%d.reply", i) }
-func replyID(i int) string   { return fmt.Sprintf("q%d-reply", i) }
+// ReplyName is the posted name of sampling question i's reply.
+func ReplyName(i int) string { return fmt.Sprintf("q%d.reply", i) }
 
-// samplingParams is a sampling/createMessage request's params, read loosely:
-// a field of an unexpected shape is shown as the server sent it.
-type samplingParams struct {
+// ReplyID is the id of sampling question i's reply, for a link to it.
+func ReplyID(i int) string { return fmt.Sprintf("q%d-reply", i) }
+
+// Sampling is a sampling/createMessage request's params, read loosely: a
+// field of an unexpected shape is shown as the server sent it.
+type Sampling struct {
 	Messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -62,67 +62,26 @@ type samplingParams struct {
 	} `json:"toolChoice"`
 }
 
-// samplingVM reads a sampling request for the person to answer, and a
+// parseSampling reads a sampling request for the person to answer, and a
 // one-line summary of it for lists. ok is false when it cannot be read.
-func samplingVM(params json.RawMessage) (*views.SamplingVM, string, bool) {
-	var p samplingParams
+func parseSampling(params json.RawMessage) (*Sampling, string, bool) {
+	var p Sampling
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.UseNumber()
 	if params == nil || dec.Decode(&p) != nil {
 		return nil, "", false
 	}
-	vm := &views.SamplingVM{SystemPrompt: p.SystemPrompt, MaxTokens: p.MaxTokens.String(),
-		StopSequences: p.StopSequences, IncludeContext: p.IncludeContext}
-	if p.Temperature != nil {
-		vm.Temperature = p.Temperature.String()
-	}
-	if len(p.Metadata) > 0 && string(p.Metadata) != "null" {
-		vm.Metadata = prettyJSON(p.Metadata)
-	}
-	if mp := p.ModelPreferences; mp != nil {
-		for _, h := range mp.Hints {
-			if h.Name != "" {
-				vm.Hints = append(vm.Hints, h.Name)
-			}
-		}
-		for _, pr := range []struct {
-			label string
-			v     *json.Number
-		}{{"Cost priority", mp.CostPriority}, {"Speed priority", mp.SpeedPriority}, {"Intelligence priority", mp.IntelligencePriority}} {
-			if pr.v != nil {
-				vm.Priorities = append(vm.Priorities, views.PriorityVM{Label: pr.label, Value: pr.v.String() + " (0 to 1)"})
-			}
-		}
-	}
-	for _, t := range p.Tools {
-		tool := views.SamplingToolVM{Name: t.Name, Description: t.Description}
-		if t.Title != "" && t.Title != t.Name {
-			tool.Description = strings.TrimSpace(t.Title + ". " + t.Description)
-		}
-		if len(t.InputSchema) > 0 {
-			tool.Schema = prettyJSON(t.InputSchema)
-		}
-		vm.Tools = append(vm.Tools, tool)
-	}
-	if p.ToolChoice != nil && p.ToolChoice.Mode != "" {
-		vm.ToolChoice = map[string]string{
-			"auto":     "the model may use the tools",
-			"required": "the model must use a tool",
-			"none":     "the model must not use the tools",
-		}[p.ToolChoice.Mode]
-		if vm.ToolChoice == "" {
-			vm.ToolChoice = p.ToolChoice.Mode
-		}
-	}
 	last := ""
 	for _, m := range p.Messages {
-		msg := messageVM(m.Role, m.Content)
-		for _, b := range msg.Blocks {
-			if b.Type == "text" && m.Role == "user" {
+		if m.Role != "user" {
+			continue
+		}
+		blocks, _ := Blocks(m.Content)
+		for _, b := range blocks {
+			if b.Type == "text" {
 				last = b.Text
 			}
 		}
-		vm.Messages = append(vm.Messages, msg)
 	}
 	summary := "Write the model's reply (sampling)"
 	if last != "" {
@@ -131,39 +90,40 @@ func samplingVM(params json.RawMessage) (*views.SamplingVM, string, bool) {
 		}
 		summary = "Write the model's reply to “" + last + "”"
 	}
-	return vm, summary, true
+	return &p, summary, true
 }
 
-// messageVM reads one message of a conversation, whose content is one
-// block or a list of them.
-func messageVM(role string, content json.RawMessage) views.MessageVM {
-	m := views.MessageVM{Role: role}
-	var blocks []wireContent
+// Content is a content block as a server sends it, in a result or in a
+// message of a conversation.
+type Content struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Data     string `json:"data"`
+	MIMEType string `json:"mimeType"`
+	URI      string `json:"uri"`
+	Name     string `json:"name"`
+	Title    string `json:"title"`
+	Resource *struct {
+		URI      string `json:"uri"`
+		MIMEType string `json:"mimeType"`
+		Text     string `json:"text"`
+		Blob     string `json:"blob"`
+	} `json:"resource"`
+}
+
+// Blocks reads a message's content, which is one block or a list of them.
+// ok is false when it is neither.
+func Blocks(content json.RawMessage) ([]Content, bool) {
+	var blocks []Content
 	if err := json.Unmarshal(content, &blocks); err != nil {
-		var one wireContent
+		var one Content
 		if err := json.Unmarshal(content, &one); err != nil {
-			return views.MessageVM{Role: role, Blocks: []views.ContentVM{{Type: "raw", Text: string(content)}}}
+			return nil, false
 		}
-		blocks = []wireContent{one}
+		blocks = []Content{one}
 	}
-	for i, b := range blocks {
-		if !knownContent[b.Type] {
-			// Tool uses and results, and anything newer, as sent.
-			var raw []json.RawMessage
-			_ = json.Unmarshal(content, &raw)
-			text := string(content)
-			if i < len(raw) {
-				text = prettyJSON(raw[i])
-			}
-			m.Blocks = append(m.Blocks, views.ContentVM{Type: b.Type, Text: text})
-			continue
-		}
-		m.Blocks = append(m.Blocks, contentVM(b))
-	}
-	return m
+	return blocks, true
 }
-
-var knownContent = map[string]bool{"text": true, "image": true, "audio": true, "resource": true, "resource_link": true}
 
 // samplingReply is the CreateMessageResult a person's reply is sent as.
 func samplingReply(text string) map[string]any {
@@ -173,6 +133,12 @@ func samplingReply(text string) map[string]any {
 		"model":      "human",
 		"stopReason": "endTurn",
 	}
+}
+
+// NeverSent reports whether the answers given to round r were never sent:
+// a declined sampling request among its questions qs ended the call.
+func NeverSent(r *store.Round, qs []Question) bool {
+	return r.Status == store.RoundAnswered && r.HeldBy == nil && refused(qs, r.Responses)
 }
 
 // refused reports whether the person declined a sampling question of the
@@ -190,73 +156,23 @@ func refused(qs []Question, responses json.RawMessage) bool {
 	return false
 }
 
-// withRoots gives a round's roots/list questions the answer from the call's
-// server settings, to show and to send.
-func withRoots(qs []Question, call *store.Call) {
+// WithRoots gives a round's roots/list questions the answer from the
+// call's server settings, to show and to send.
+func WithRoots(qs []Question, call *store.Call) {
 	for i := range qs {
 		if qs[i].Kind != mcpclient.KindRoots {
 			continue
 		}
-		qs[i].Roots = nil
-		for _, r := range store.ParseRoots(call.ServerRootsList) {
-			qs[i].Roots = append(qs[i].Roots, views.RootVM{URI: r.URI, Name: r.Name})
-		}
+		qs[i].Roots = store.ParseRoots(call.ServerRootsList)
 		qs[i].Auto = store.RootsResult(call.ServerRootsList)
 	}
 }
 
-// answeredSampling describes the answer given to a sampling question.
-func answeredSampling(raw json.RawMessage) (string, string) {
-	var a struct {
-		Action  string          `json:"action"`
-		Model   string          `json:"model"`
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(raw, &a) != nil {
-		return "No answer.", ""
-	}
-	if a.Action != "" {
-		return "Declined.", ""
-	}
-	var texts []string
-	for _, b := range messageVM("assistant", a.Content).Blocks {
-		texts = append(texts, b.Text)
-	}
-	return "Replied as the model (" + strconv.Quote(a.Model) + "):", strings.Join(texts, "\n")
-}
-
-// answeredRoots describes the roots a roots/list question was answered with.
-func answeredRoots(raw json.RawMessage) (string, string) {
-	var r struct {
-		Roots []store.Root `json:"roots"`
-	}
-	_ = json.Unmarshal(raw, &r)
-	if len(r.Roots) == 0 {
-		return "Answered automatically: no roots.", ""
-	}
-	var lines []string
-	for _, root := range r.Roots {
-		line := root.URI
-		if root.Name != "" {
-			line = root.Name + ": " + root.URI
-		}
-		lines = append(lines, line)
-	}
-	return fmt.Sprintf("Answered automatically with %d %s:", len(r.Roots), plural(len(r.Roots), "root")), strings.Join(lines, "\n")
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
-
-// kindSummary names a question that has no message of its own, for lists.
-func kindSummary(q mcpclient.Question) string {
+// KindSummary names a question that has no message of its own, for lists.
+func KindSummary(q mcpclient.Question) string {
 	switch q.Kind {
 	case mcpclient.KindSampling:
-		if _, summary, ok := samplingVM(q.Params); ok {
+		if _, summary, ok := parseSampling(q.Params); ok {
 			return summary
 		}
 		return "Write the model's reply (sampling)"
@@ -268,5 +184,5 @@ func kindSummary(q mcpclient.Question) string {
 
 // postedReply reads a sampling question's posted reply.
 func postedReply(values url.Values, i int) string {
-	return values.Get(replyName(i))
+	return values.Get(ReplyName(i))
 }

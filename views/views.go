@@ -1,4 +1,5 @@
-// Package views holds the templ components that render every page.
+// Package views holds the templ components that render every page, and
+// builds their view models from what the round package reads.
 package views
 
 import (

@@ -1,4 +1,4 @@
-package round
+package views
 
 import (
 	"encoding/base64"
@@ -81,5 +81,25 @@ func TestImagePreview(t *testing.T) {
 				t.Errorf("imagePreview = %q, %q; want it not shown, because %q", url, why, tc.why)
 			}
 		})
+	}
+}
+
+// TestPromptAndResourceResults renders what prompts and resources return.
+func TestPromptAndResourceResults(t *testing.T) {
+	t.Parallel()
+	vm := Result("prompts/get", json.RawMessage(`{"description":"D","messages":[
+		{"role":"user","content":{"type":"text","text":"<script>x</script>"}},
+		{"role":"assistant","content":{"type":"resource","resource":{"uri":"r://a","mimeType":"text/plain","text":"embedded"}}}]}`), "/c/")
+	if vm.Kind != "prompt" || vm.Description != "D" || len(vm.Messages) != 2 || vm.Messages[0].Blocks[0].Text != "<script>x</script>" ||
+		vm.Messages[1].Blocks[0].Text != "embedded" {
+		t.Errorf("prompt = %+v", vm)
+	}
+	vm = Result("resources/read", json.RawMessage(`{"contents":[
+		{"uri":"a://t","mimeType":"text/plain","text":"hello"},
+		{"uri":"a://b.png","mimeType":"image/png","blob":"iVBORw0KGgo="},
+		{"uri":"a://bad","blob":"%%%"}]}`), "/calls/x/contents/")
+	if len(vm.Contents) != 3 || vm.Contents[0].Text != "hello" || vm.Contents[1].Href != "/calls/x/contents/1" ||
+		vm.Contents[1].Size != "8 bytes" || !vm.Contents[2].Blob || vm.Contents[2].Href != "" {
+		t.Errorf("contents = %+v", vm.Contents)
 	}
 }

@@ -1,4 +1,4 @@
-package round
+package views
 
 import (
 	"encoding/base64"
@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
-	"github.com/mcp-rounds/rounds/views"
+	"github.com/mcp-rounds/rounds/round"
 )
 
 // Audio types played inline as data URLs. Anything else is described,
@@ -24,26 +24,10 @@ var previewImages = map[string]bool{"image/png": true, "image/jpeg": true, "imag
 // described instead, so that one result cannot make a page of megabytes.
 const previewMax = 1 << 20
 
-type wireContent struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	Data     string `json:"data"`
-	MIMEType string `json:"mimeType"`
-	URI      string `json:"uri"`
-	Name     string `json:"name"`
-	Title    string `json:"title"`
-	Resource *struct {
-		URI      string `json:"uri"`
-		MIMEType string `json:"mimeType"`
-		Text     string `json:"text"`
-		Blob     string `json:"blob"`
-	} `json:"resource"`
-}
-
 // Result renders a server's final result. Every string stays text.
 // downloads is where a resource's binary contents are downloaded from,
 // followed by their index.
-func Result(method string, raw json.RawMessage, downloads string) *views.ResultVM {
+func Result(method string, raw json.RawMessage, downloads string) *ResultVM {
 	switch method {
 	case mcpclient.MethodGetPrompt:
 		return promptVM(raw)
@@ -51,17 +35,17 @@ func Result(method string, raw json.RawMessage, downloads string) *views.ResultV
 		return contentsVM(raw, downloads)
 	case mcpclient.MethodCallTool:
 	default:
-		return &views.ResultVM{Raw: prettyJSON(raw)}
+		return &ResultVM{Raw: prettyJSON(raw)}
 	}
 	var r struct {
-		Content           []wireContent   `json:"content"`
+		Content           []round.Content `json:"content"`
 		StructuredContent json.RawMessage `json:"structuredContent"`
 		IsError           bool            `json:"isError"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return &views.ResultVM{Raw: prettyJSON(raw)}
+		return &ResultVM{Raw: prettyJSON(raw)}
 	}
-	vm := &views.ResultVM{IsError: r.IsError, Kind: "tool"}
+	vm := &ResultVM{IsError: r.IsError, Kind: "tool"}
 	for _, c := range r.Content {
 		vm.Blocks = append(vm.Blocks, contentVM(c))
 	}
@@ -72,7 +56,7 @@ func Result(method string, raw json.RawMessage, downloads string) *views.ResultV
 }
 
 // promptVM renders a prompts/get result: its description and messages.
-func promptVM(raw json.RawMessage) *views.ResultVM {
+func promptVM(raw json.RawMessage) *ResultVM {
 	var r struct {
 		Description string `json:"description"`
 		Messages    []struct {
@@ -81,50 +65,25 @@ func promptVM(raw json.RawMessage) *views.ResultVM {
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return &views.ResultVM{Raw: prettyJSON(raw)}
+		return &ResultVM{Raw: prettyJSON(raw)}
 	}
-	vm := &views.ResultVM{Kind: "prompt", Description: r.Description}
+	vm := &ResultVM{Kind: "prompt", Description: r.Description}
 	for _, m := range r.Messages {
 		vm.Messages = append(vm.Messages, messageVM(m.Role, m.Content))
 	}
 	return vm
 }
 
-// resourceContents is a resources/read result's contents.
-type resourceContents struct {
-	Contents []struct {
-		URI      string  `json:"uri"`
-		MIMEType string  `json:"mimeType"`
-		Text     *string `json:"text"`
-		Blob     *string `json:"blob"`
-	} `json:"contents"`
-}
-
-// Blob is the binary contents i of a resources/read result, with the URI
-// and type the server gave them; ok is false when there are none.
-func Blob(result json.RawMessage, i int) (data []byte, uri, mimeType string, ok bool) {
-	var r resourceContents
-	if err := json.Unmarshal(result, &r); err != nil || i < 0 || i >= len(r.Contents) || r.Contents[i].Blob == nil {
-		return nil, "", "", false
-	}
-	item := r.Contents[i]
-	data, err := base64.StdEncoding.DecodeString(*item.Blob)
-	if err != nil {
-		return nil, "", "", false
-	}
-	return data, item.URI, item.MIMEType, true
-}
-
 // contentsVM renders a resources/read result: text as text, and binary
 // contents as a link to download them, never shown.
-func contentsVM(raw json.RawMessage, downloads string) *views.ResultVM {
-	var r resourceContents
+func contentsVM(raw json.RawMessage, downloads string) *ResultVM {
+	var r round.ResourceContents
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return &views.ResultVM{Raw: prettyJSON(raw)}
+		return &ResultVM{Raw: prettyJSON(raw)}
 	}
-	vm := &views.ResultVM{Kind: "resource"}
+	vm := &ResultVM{Kind: "resource"}
 	for i, c := range r.Contents {
-		item := views.ResourceContentVM{URI: c.URI, MIMEType: c.MIMEType}
+		item := ResourceContentVM{URI: c.URI, MIMEType: c.MIMEType}
 		switch {
 		case c.Blob != nil:
 			item.Blob = true
@@ -153,8 +112,8 @@ func byteSize(n int) string {
 	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }
 
-func contentVM(c wireContent) views.ContentVM {
-	b := views.ContentVM{Type: c.Type, Text: c.Text, MIMEType: c.MIMEType, URI: c.URI, Name: c.Name, Title: c.Title}
+func contentVM(c round.Content) ContentVM {
+	b := ContentVM{Type: c.Type, Text: c.Text, MIMEType: c.MIMEType, URI: c.URI, Name: c.Name, Title: c.Title}
 	switch c.Type {
 	case "image":
 		b.DataURL, b.Size, b.Note = imagePreview(c.MIMEType, c.Data)

@@ -1,36 +1,33 @@
-package round
+package views
 
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
-	"github.com/mcp-rounds/rounds/views"
 )
 
 // Answered describes a past round's answers, question by question, with
 // date-times in the time zone named zone.
-func Answered(r *store.Round, server, zone string) []views.QuestionVM {
-	qs, err := Parse(r)
+func Answered(r *store.Round, server, zone string) []QuestionVM {
+	qs, err := round.Parse(r)
 	if err != nil {
-		return []views.QuestionVM{{Message: "The questions of this round could not be read."}}
+		return []QuestionVM{{Message: "The questions of this round could not be read."}}
 	}
-	InZone(qs, zone)
-	var given map[string]apiAnswer
+	round.InZone(qs, zone)
+	var given map[string]round.Response
 	_ = json.Unmarshal(r.Responses, &given)
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(r.Responses, &raw)
-	// A declined sampling request ended the call: the round's other answers
-	// were never sent.
-	unsent := r.Status == store.RoundAnswered && r.HeldBy == nil && refused(qs, r.Responses)
-	out := make([]views.QuestionVM, len(qs))
+	unsent := round.NeverSent(r, qs)
+	out := make([]QuestionVM, len(qs))
 	for i, q := range qs {
-		vm := views.QuestionVM{Key: q.Key, Server: server, Message: q.Message, Kind: q.Kind}
+		vm := QuestionVM{Key: q.Key, Server: server, Message: q.Message, Kind: q.Kind}
 		if vm.Message == "" {
 			vm.Message = q.Key
 		}
@@ -44,19 +41,19 @@ func Answered(r *store.Round, server, zone string) []views.QuestionVM {
 			vm.Answer, vm.AnswerJSON = answeredSampling(raw[q.Key])
 		case q.Kind == mcpclient.KindRoots:
 			vm.Answer, vm.AnswerJSON = answeredRoots(raw[q.Key])
-		case a.Action == actionAccept && q.Kind == mcpclient.KindURL:
+		case a.Action == round.ActionAccept && q.Kind == mcpclient.KindURL:
 			vm.Answer = "Finished on the page."
-		case a.Action == actionAccept && unsent:
+		case a.Action == round.ActionAccept && unsent:
 			vm.Answer = "Given, but not sent, as the sampling request was declined:"
 			vm.AnswerJSON = prettyJSON(a.Content)
-		case a.Action == actionAccept:
+		case a.Action == round.ActionAccept:
 			vm.Answer = "Sent:"
 			if vm.AnswerLines = answerLines(q.Form, a.Content); vm.AnswerLines == nil {
 				vm.AnswerJSON = prettyJSON(a.Content)
 			}
-		case a.Action == actionDecline:
+		case a.Action == round.ActionDecline:
 			vm.Answer = "Declined."
-		case a.Action == actionCancel:
+		case a.Action == round.ActionCancel:
 			vm.Answer = "Cancelled."
 		}
 		out[i] = vm
@@ -64,61 +61,26 @@ func Answered(r *store.Round, server, zone string) []views.QuestionVM {
 	return out
 }
 
-// Summaries is a short text per question of a round's inputRequests, for
-// the inbox.
-// It reads only the messages: building the forms would compile every schema.
-func Summaries(raw json.RawMessage) []string {
-	qs, err := mcpclient.ParseQuestions(raw)
-	if err != nil {
-		return []string{"(questions that cannot be read)"}
-	}
-	var out []string
-	for _, q := range qs {
-		var p struct {
-			Message string `json:"message"`
-		}
-		if q.Params != nil {
-			_ = json.Unmarshal(q.Params, &p)
-		}
-		if p.Message == "" {
-			p.Message = kindSummary(q)
-		}
-		if len(out) == listQuestions {
-			out = append(out, fmt.Sprintf("and %d more questions", len(qs)-listQuestions))
-			break
-		}
-		if p.Message != "" {
-			out = append(out, Preview(p.Message, PreviewText))
-		} else {
-			out = append(out, Preview(q.Key, PreviewName))
-		}
-	}
-	return out
-}
-
 // AdminQuestions lists a round's questions with the answers given, if any,
 // for admins, by key. The request state is not read.
-func AdminQuestions(r *store.Round) []views.AdminQuestionVM {
+func AdminQuestions(r *store.Round) []AdminQuestionVM {
 	qs, _ := mcpclient.ParseQuestions(r.InputRequests)
-	var answers map[string]struct {
-		Action  string          `json:"action"`
-		Content json.RawMessage `json:"content"`
-	}
+	var answers map[string]round.Response
 	var raw map[string]json.RawMessage
 	if r.Responses != nil {
 		_ = json.Unmarshal(r.Responses, &answers)
 		_ = json.Unmarshal(r.Responses, &raw)
 	}
-	out := make([]views.AdminQuestionVM, 0, len(qs))
+	out := make([]AdminQuestionVM, 0, len(qs))
 	for _, q := range qs {
 		var p struct {
 			Message string `json:"message"`
 		}
 		_ = json.Unmarshal(q.Params, &p)
 		if p.Message == "" {
-			p.Message = kindSummary(q)
+			p.Message = round.KindSummary(q)
 		}
-		qv := views.AdminQuestionVM{Key: q.Key, Kind: q.Kind, Message: p.Message}
+		qv := AdminQuestionVM{Key: q.Key, Kind: q.Kind, Message: p.Message}
 		if a, ok := answers[q.Key]; ok {
 			qv.Action = a.Action
 			var pretty bytes.Buffer
@@ -141,7 +103,7 @@ func AdminQuestions(r *store.Round) []views.AdminQuestionVM {
 // choices picked and date-times in the form's time zone. It returns nil
 // when the answer cannot be told that way (a JSON box, unreadable content),
 // for the caller to show the JSON instead.
-func answerLines(f *forms.Form, content json.RawMessage) []views.AnswerLine {
+func answerLines(f *forms.Form, content json.RawMessage) []AnswerLine {
 	if f == nil || f.Fallback || len(content) == 0 {
 		return nil
 	}
@@ -152,14 +114,14 @@ func answerLines(f *forms.Form, content json.RawMessage) []views.AnswerLine {
 		return nil
 	}
 	f.Fill(given)
-	var lines []views.AnswerLine
+	var lines []AnswerLine
 	known := map[string]bool{}
 	for _, fd := range f.Fields {
 		known[fd.Name] = true
 		if _, ok := given[fd.Name]; !ok {
 			continue
 		}
-		lines = append(lines, views.AnswerLine{Label: fd.Label, Value: fieldValue(f, fd)})
+		lines = append(lines, AnswerLine{Label: fd.Label, Value: fieldValue(f, fd)})
 	}
 	// What the form does not know (an answer given through the API) is
 	// still shown, as JSON.
@@ -172,7 +134,7 @@ func answerLines(f *forms.Form, content json.RawMessage) []views.AnswerLine {
 	sort.Strings(extra)
 	for _, name := range extra {
 		b, _ := json.Marshal(given[name])
-		lines = append(lines, views.AnswerLine{Label: name, Value: string(b)})
+		lines = append(lines, AnswerLine{Label: name, Value: string(b)})
 	}
 	return lines
 }

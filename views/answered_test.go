@@ -1,4 +1,4 @@
-package round
+package views
 
 import (
 	"encoding/json"

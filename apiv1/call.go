@@ -1,17 +1,20 @@
-package round
+// Package apiv1 holds the shapes of the JSON API (/api/v1) that more than
+// the handlers write: a call as the API shows it is also the body of its
+// webhook events.
+package apiv1
 
 import (
 	"encoding/json"
 	"time"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
-	"github.com/mcp-rounds/rounds/views"
 )
 
-// APICall is a call as the API and its webhooks show it. The request state is not part of
+// Call is a call as the API and its webhooks show it. The request state is not part of
 // it, nor of anything else that leaves the server.
-type APICall struct {
+type Call struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
 	Server string `json:"server"`
@@ -21,9 +24,9 @@ type APICall struct {
 	URI    string `json:"uri,omitempty"`
 	// Assignee answers the call's rounds: a person, or "team:NAME".
 	Assignee  string          `json:"assignee,omitempty"`
-	Round     *APIRound       `json:"round"`
+	Round     *Round          `json:"round"`
 	Result    json.RawMessage `json:"result"`
-	Error     *APIMessage     `json:"error"`
+	Error     *Message        `json:"error"`
 	Retryable bool            `json:"retryable"`
 	// Protocol is the revision the call was started with, when one was
 	// asked for or learnt for its tool.
@@ -33,26 +36,26 @@ type APICall struct {
 	AsksOverSession bool `json:"asksOverSession,omitempty"`
 	// Retrying is set while a request the server could not take waits
 	// to be sent again by itself.
-	Retrying *APIRetrying `json:"retrying"`
+	Retrying *Retrying `json:"retrying"`
 	// Authorization is set while the call waits for its owner to sign in
 	// at the server's authorization server.
-	Authorization *APIAuthorization `json:"authorization,omitempty"`
+	Authorization *Authorization `json:"authorization,omitempty"`
 	// AskedAfresh counts the times Rounds asked the server afresh after it
 	// forgot the call's questions; Rounds then lists the call's rounds.
 	AskedAfresh int `json:"askedAfresh,omitempty"`
 	// Progress is what the server last said of the running request's
 	// progress (notifications/progress), while the call runs.
-	Progress *APIProgress `json:"progress,omitempty"`
+	Progress *Progress `json:"progress,omitempty"`
 	// Task is set when the server runs the call as a task. Its id stays
 	// with Rounds.
-	Task      *APITask       `json:"task,omitempty"`
-	Rounds    []APIRoundSeen `json:"rounds,omitempty"`
-	CreatedAt time.Time      `json:"createdAt"`
-	UpdatedAt time.Time      `json:"updatedAt"`
+	Task      *Task       `json:"task,omitempty"`
+	Rounds    []RoundSeen `json:"rounds,omitempty"`
+	CreatedAt time.Time   `json:"createdAt"`
+	UpdatedAt time.Time   `json:"updatedAt"`
 }
 
-// APITask is where the server's task stands, as last polled.
-type APITask struct {
+// Task is where the server's task stands, as last polled.
+type Task struct {
 	// Status is the task's: working, input_required, completed, failed or
 	// cancelled.
 	Status string `json:"status"`
@@ -67,32 +70,32 @@ type APITask struct {
 	StoppedAt *time.Time `json:"stoppedAt,omitempty"`
 }
 
-// APIRetrying says when a request the server could not take goes again.
-type APIRetrying struct {
+// Retrying says when a request the server could not take goes again.
+type Retrying struct {
 	At      time.Time `json:"at"`
 	Reason  string    `json:"reason"`
 	Message string    `json:"message"`
 }
 
-// APIRound is a round waiting for answers.
-type APIRound struct {
+// Round is a round waiting for answers.
+type Round struct {
 	Seq           int             `json:"seq"`
 	InputRequests json.RawMessage `json:"inputRequests"`
 	ExpiresAt     time.Time       `json:"expiresAt"`
 	// AnsweredBefore is what was answered to the round at this place
 	// before the server was asked afresh, whose questions changed since.
-	AnsweredBefore *APIAnswered `json:"answeredBefore,omitempty"`
+	AnsweredBefore *Answered `json:"answeredBefore,omitempty"`
 }
 
-// APIAnswered is what was answered to a round.
-type APIAnswered struct {
+// Answered is what was answered to a round.
+type Answered struct {
 	Seq            int             `json:"seq"`
 	InputResponses json.RawMessage `json:"inputResponses"`
 }
 
-// APIRoundSeen is one round of a call the server forgot the questions of:
+// RoundSeen is one round of a call the server forgot the questions of:
 // how it ended, and what Rounds did.
-type APIRoundSeen struct {
+type RoundSeen struct {
 	Seq        int        `json:"seq"`
 	Status     string     `json:"status"`
 	AnsweredBy string     `json:"answeredBy,omitempty"`
@@ -120,10 +123,10 @@ func WithRounds(call *store.Call, rounds []store.Round) bool {
 	return false
 }
 
-// NewAPICall is how the API shows call, with its rounds (the current one, or
+// NewCall is how the API shows call, with its rounds (the current one, or
 // all where the server forgot its questions: see WithRounds).
-func NewAPICall(call *store.Call, rounds []store.Round) APICall {
-	out := APICall{
+func NewCall(call *store.Call, rounds []store.Round) Call {
+	out := Call{
 		ID: call.ID, Status: call.Status, Server: call.ServerName, Method: call.Method,
 		Result: call.Result, Retryable: call.Retryable, CreatedAt: call.CreatedAt, UpdatedAt: call.UpdatedAt,
 	}
@@ -146,23 +149,23 @@ func NewAPICall(call *store.Call, rounds []store.Round) APICall {
 	}
 	out.AsksOverSession = call.AsksOverSession
 	if call.Error != nil {
-		out.Error = &APIMessage{Message: *call.Error}
+		out.Error = &Message{Message: *call.Error}
 	}
 	if call.RetryAt != nil && (call.Status == store.CallQueued || call.Status == store.CallRunning) {
-		out.Retrying = &APIRetrying{At: *call.RetryAt, Message: views.RetryMessage(*call.RetryAt)}
+		out.Retrying = &Retrying{At: *call.RetryAt, Message: retryMessage(*call.RetryAt)}
 		if call.RetryReason != nil {
 			out.Retrying.Reason = *call.RetryReason
 		}
 	}
 	out.AskedAfresh = call.Restarts
 	if p := call.RunningProgress(); p != nil {
-		out.Progress = &APIProgress{Message: p.Message, Total: p.Total}
+		out.Progress = &Progress{Message: p.Message, Total: p.Total}
 		if !p.Task && !p.Waiting { // a task says what it does, not how far it is; a call waiting, why
 			out.Progress.Progress = &p.Progress
 		}
 	}
 	if call.IsTask() {
-		out.Task = &APITask{Status: deref(call.TaskStatus), PollIntervalMs: call.TaskPollMs, ExpiresAt: call.TaskExpiresAt,
+		out.Task = &Task{Status: deref(call.TaskStatus), PollIntervalMs: call.TaskPollMs, ExpiresAt: call.TaskExpiresAt,
 			StoppedAt: call.TaskStoppedAt}
 	}
 	refused := false
@@ -171,18 +174,18 @@ func NewAPICall(call *store.Call, rounds []store.Round) APICall {
 	}
 	for i := range rounds {
 		r := &rounds[i]
-		before := Before(rounds, r)
+		before := round.Before(rounds, r)
 		if call.Status == store.CallInputRequired && r.Seq == call.CurrentSeq && r.Status == store.RoundPending {
-			out.Round = &APIRound{Seq: r.Seq, InputRequests: r.InputRequests, ExpiresAt: r.ExpiresAt}
+			out.Round = &Round{Seq: r.Seq, InputRequests: r.InputRequests, ExpiresAt: r.ExpiresAt}
 			if before != nil && before.Responses != nil {
-				out.Round.AnsweredBefore = &APIAnswered{Seq: before.Seq, InputResponses: before.Responses}
+				out.Round.AnsweredBefore = &Answered{Seq: before.Seq, InputResponses: before.Responses}
 			}
 			continue
 		}
 		if !refused {
 			continue
 		}
-		seen := APIRoundSeen{Seq: r.Seq, Status: r.Status, AnsweredBy: answeredBy(r), AnsweredAt: r.AnsweredAt, StateRefusedAt: r.StateExpiredAt}
+		seen := RoundSeen{Seq: r.Seq, Status: r.Status, AnsweredBy: answeredBy(r), AnsweredAt: r.AnsweredAt, StateRefusedAt: r.StateExpiredAt}
 		if before != nil && r.AnsweredAgain() {
 			seen.AnsweredAgainFrom = before.Seq
 		}
@@ -194,37 +197,22 @@ func NewAPICall(call *store.Call, rounds []store.Round) APICall {
 // CallJSON renders a call as GET /api/v1/calls/{id} does, for the body of
 // a webhook event.
 func CallJSON(call *store.Call, rounds []store.Round) (json.RawMessage, error) {
-	return mcpclient.MarshalRaw(NewAPICall(call, rounds))
+	return mcpclient.MarshalRaw(NewCall(call, rounds))
 }
 
-// APIMessage is an error as the API says it: a sentence, and the fields it
+// Message is an error as the API says it: a sentence, and the fields it
 // is about.
-type APIMessage struct {
+type Message struct {
 	Message string                       `json:"message"`
 	Fields  map[string]map[string]string `json:"fields,omitempty"`
 }
 
-// APIAuthorization says whether the caller must sign in at the server's
+// Authorization says whether the caller must sign in at the server's
 // authorization server first, and where (a page to open in a browser
 // signed in as that person).
-type APIAuthorization struct {
+type Authorization struct {
 	Status string `json:"status"` // required, connected or none
 	URL    string `json:"url,omitempty"`
-}
-
-// Before returns the round at r's place in the asking before r's: the
-// round r repeats, or would, after the server was asked afresh. Nil in a
-// call's first asking.
-func Before(rounds []store.Round, r *store.Round) *store.Round {
-	if r.Asking == 0 {
-		return nil
-	}
-	for i := range rounds {
-		if b := &rounds[i]; b.Asking == r.Asking-1 && b.Position == r.Position {
-			return b
-		}
-	}
-	return nil
 }
 
 // answeredBy names who answered a round, if anyone did.
@@ -235,13 +223,19 @@ func answeredBy(r *store.Round) string {
 	return *r.AnsweredBy
 }
 
-// APIProgress is a running request's progress, as the server said it.
-type APIProgress struct {
+// Progress is a running request's progress, as the server said it.
+type Progress struct {
 	Message string `json:"message"`
 	// Progress is how far the request got, null for a task (which says
 	// only what it does).
 	Progress *float64 `json:"progress"`
 	Total    *float64 `json:"total"`
+}
+
+// retryMessage is what the API says while a request waits to be sent
+// again by itself.
+func retryMessage(at time.Time) string {
+	return "The server is unreachable; trying again at " + at.UTC().Format("15:04:05") + " UTC."
 }
 
 func deref(s *string) string {

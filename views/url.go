@@ -1,4 +1,4 @@
-package round
+package views
 
 import (
 	"fmt"
@@ -11,18 +11,16 @@ import (
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
-
-	"github.com/mcp-rounds/rounds/views"
 )
 
 // urlVM prepares a URL-mode question's URL for the person to examine before
 // they open it, as the spec asks of clients: the full URL with its host set
 // apart, a link only for http and https, and a warning for each thing that
 // makes a URL misleading. Nothing here fetches the URL.
-func urlVM(raw string) *views.URLVM {
-	vm := &views.URLVM{Full: raw, Before: raw}
+func urlVM(raw string) *URLVM {
+	vm := &URLVM{Full: raw, Before: raw}
 	warn := func(kind, format string, args ...any) {
-		vm.Warnings = append(vm.Warnings, views.URLWarning{Kind: kind, Text: fmt.Sprintf(format, args...)})
+		vm.Warnings = append(vm.Warnings, URLWarning{Kind: kind, Text: fmt.Sprintf(format, args...)})
 	}
 	linkable := true
 	if strings.ContainsFunc(raw, func(r rune) bool {

@@ -2,12 +2,12 @@
 //
 // A call's MCP requests (the first, and each retry with a round's answers)
 // are sent by the instance that commits the call or the answer, at once,
-// once the commit returns (direct.go, Engine.SendsNow), on a bounded set of
-// goroutines. The same transaction inserts the request's River job,
-// scheduled a request's timeout later, and the transaction that stores the
-// server's reply removes it: the job is the safety net, which River sends
-// when the instance died, stopped or could not store the reply first. A
-// request no goroutine is free for, a local server's, and one a
+// once the commit returns (request.go: Engine.Answer, Engine.StartCall), on
+// a bounded set of goroutines. The same transaction inserts the request's
+// River job, scheduled a request's timeout later, and the transaction that
+// stores the server's reply removes it: the job is the safety net, which
+// River sends when the instance died, stopped or could not store the reply
+// first. A request no goroutine is free for, a local server's, and one a
 // handshake-era server holds open go River's way at once; one a server
 // could not take is sent again by its job later, until the retry window
 // ends (retry.go).

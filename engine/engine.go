@@ -38,7 +38,7 @@ type Config struct {
 	// is picked up within a minute.
 	RescueAfter time.Duration
 	// Workers is how many River jobs one instance runs at once, and again
-	// how many requests it sends directly (direct.go): up to twice as many
+	// how many requests it sends directly (request.go): up to twice as many
 	// requests at once in all; default 50. An instance with local servers
 	// runs as many again from its own queue (requests for its processes).
 	Workers int

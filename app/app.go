@@ -94,7 +94,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	servers := cfg.Servers
 	if !cfg.serversSet {
 		// The built-in demo has tools that ask for sampling and roots.
-		servers = []ServerConfig{{Name: "demo", URL: "http://" + loopback(addr) + "/demo/mcp", Protocol: "auto",
+		servers = []ServerConfig{{Name: "demo", URL: "http://" + loopback(addr) + "/demo/mcp", Protocol: mcpclient.ProtocolAuto,
 			Sampling: true, Roots: true}}
 	}
 	for _, s := range servers {
@@ -148,7 +148,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		if s.Command != nil {
 			// A server pinned to a handshake-era revision has a process
 			// per call only; any other shares one long-lived process too.
-			shared := s.Protocol == "auto" || s.Protocol >= mcpclient.ProtocolStateless
+			shared := s.Protocol == mcpclient.ProtocolAuto || s.Protocol >= mcpclient.ProtocolStateless
 			locals.Add(s.Name, *s.Command, s.MaxProcesses, shared)
 		}
 	}

@@ -349,7 +349,7 @@ func parseServers(v string) ([]ServerConfig, error) {
 			continue
 		}
 		name, rawURL, ok := strings.Cut(item, "=")
-		sc := ServerConfig{Protocol: "auto"}
+		sc := ServerConfig{Protocol: mcpclient.ProtocolAuto}
 		if base, flags, found := strings.Cut(name, "["); found && strings.HasSuffix(flags, "]") {
 			name = base
 			for flag := range strings.SplitSeq(strings.TrimSuffix(flags, "]"), ",") {
@@ -359,7 +359,7 @@ func parseServers(v string) ([]ServerConfig, error) {
 					sc.Sampling = true
 				case flag == "roots":
 					sc.Roots = true
-				case flag == "auto" || mcpclient.KnownRevision(flag):
+				case flag == mcpclient.ProtocolAuto || mcpclient.KnownRevision(flag):
 					sc.Protocol = flag
 				default:
 					return nil, fmt.Errorf("MCP_SERVERS: %q: unknown setting %q (sampling, roots, or a protocol revision such as 2025-11-25, or auto)", item, flag)

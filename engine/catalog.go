@@ -127,7 +127,7 @@ func (e *Engine) mcpServer(ctx context.Context, person string, srv *store.Server
 		e.log.WarnContext(ctx, "reading a connection", "server", srv.Name, "err", err)
 	}
 	out := mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots), Token: token}
-	if srv.Protocol != "" && srv.Protocol != "auto" {
+	if srv.Protocol != "" && srv.Protocol != mcpclient.ProtocolAuto {
 		out.Protocol = srv.Protocol
 	}
 	return out

@@ -348,10 +348,10 @@ func (e *Engine) prepare(a *store.Attempt) (mcpclient.Server, mcpclient.Request,
 	}
 	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Capabilities: e.capabilities(c.ServerSampling, c.ServerRoots),
 		Roots: mcpRoots(c.ServerRootsList)}
-	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
+	if c.ServerProtocol != "" && c.ServerProtocol != mcpclient.ProtocolAuto {
 		srv.Protocol = c.ServerProtocol
 	}
-	if c.Protocol != nil && *c.Protocol != "" && *c.Protocol != "auto" {
+	if c.Protocol != nil && *c.Protocol != "" && *c.Protocol != mcpclient.ProtocolAuto {
 		// Asked for when the call was started, or learnt for its tool.
 		srv.Protocol = *c.Protocol
 	}

@@ -43,7 +43,7 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 		HeaderName: s.HeaderName, DefaultTTL: shortDuration(h.settings.RoundTTL), Calls: s.Calls,
 		Protocol: s.ProtocolVersion, Base: "/admin/servers/" + url.PathEscape(s.Name),
 		Sampling: s.Sampling, Roots: s.Roots, RootsText: rootsText(store.ParseRoots(s.RootsList)),
-		ProtocolPin: cmp.Or(s.Protocol, "auto"),
+		ProtocolPin: cmp.Or(s.Protocol, mcpclient.ProtocolAuto),
 		OAuth: views.AdminOAuthVM{Action: "/admin/servers/" + url.PathEscape(s.Name) + "/oauth", Mode: s.OAuthMode,
 			ClientID: s.OAuthClientID, HasSecret: s.OAuthClientSecretEnc != nil, Required: s.OAuthRequired},
 	}
@@ -117,7 +117,7 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 	}
 	pin := c.FormValue("protocol")
 	if pin != "" {
-		if pin != "auto" && !mcpclient.KnownRevision(pin) && vm.Error == "" {
+		if pin != mcpclient.ProtocolAuto && !mcpclient.KnownRevision(pin) && vm.Error == "" {
 			vm.Error = "Choose Automatic or one of the listed protocol revisions."
 		}
 		vm.ProtocolPin = pin
@@ -278,7 +278,7 @@ func (h *Handler) mcpServer(ctx context.Context, name string) (mcpclient.Server,
 	caps := h.settings.Capabilities
 	caps.Sampling, caps.Roots = s.Sampling, s.Roots
 	out := mcpclient.Server{URL: s.URL, Header: header, Capabilities: caps}
-	if s.Protocol != "" && s.Protocol != "auto" {
+	if s.Protocol != "" && s.Protocol != mcpclient.ProtocolAuto {
 		// A pinned server is checked with the revision it is pinned to.
 		out.Protocol = s.Protocol
 	}

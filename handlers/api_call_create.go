@@ -143,7 +143,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 		ServerID: srv.ID, Owner: h.person(c), Method: req.Method, Target: target, Title: title, Arguments: req.Arguments,
 		Assignee: req.Assignee, WebhookURL: req.WebhookURL,
 		Audit:    h.userAudit(c, "call.started", "", detail),
-		Protocol: strings.TrimPrefix(req.Protocol, "auto"), ID: id, Deadlines: deadlines,
+		Protocol: strings.TrimPrefix(req.Protocol, mcpclient.ProtocolAuto), ID: id, Deadlines: deadlines,
 	})
 	if err != nil {
 		return err
@@ -169,7 +169,7 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 	}
 	nc := store.NewCall{
 		ServerID: srv.ID, Owner: h.person(c), Method: mcpclient.MethodCallTool, Target: req.Tool, Arguments: req.Arguments,
-		Protocol: strings.TrimPrefix(req.Protocol, "auto"), Assignee: req.Assignee, WebhookURL: req.WebhookURL, ID: id,
+		Protocol: strings.TrimPrefix(req.Protocol, mcpclient.ProtocolAuto), Assignee: req.Assignee, WebhookURL: req.WebhookURL, ID: id,
 		Deadlines: deadlines,
 	}
 	tool, err := h.toolToCall(ctx, srv, req.Tool)

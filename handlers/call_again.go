@@ -38,7 +38,7 @@ func (h *Handler) callAgain(c echo.Context) error {
 // knownProtocol says whether a call may be started with protocol: a
 // revision the client speaks, or "" or "auto" for the server's setting.
 func knownProtocol(protocol string) bool {
-	return protocol == "" || protocol == "auto" || mcpclient.KnownRevision(protocol)
+	return protocol == "" || protocol == mcpclient.ProtocolAuto || mcpclient.KnownRevision(protocol)
 }
 
 // protocolChoices words the protocols a call may be started with, for an
@@ -49,5 +49,5 @@ func protocolChoices() string {
 		quoted[i] = strconv.Quote(r)
 	}
 	last := len(quoted) - 1
-	return `"auto" or a revision: ` + strings.Join(quoted[:last], ", ") + " or " + quoted[last]
+	return `"` + mcpclient.ProtocolAuto + `" or a revision: ` + strings.Join(quoted[:last], ", ") + " or " + quoted[last]
 }

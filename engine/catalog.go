@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,11 +38,11 @@ func (e *Engine) toolList(ctx context.Context, person string, srv *store.Server)
 			return tools, raw, nil
 		}
 	}
-	header, err := e.store.ServerHeader(srv)
+	reach, err := e.mcpServer(ctx, person, srv)
 	if err != nil {
 		return nil, nil, err
 	}
-	list, err := e.mcp.ListTools(ctx, e.mcpServer(ctx, person, srv, header))
+	list, err := e.mcp.ListTools(ctx, reach)
 	if err != nil {
 		return nil, nil, e.noted(ctx, person, srv, err)
 	}
@@ -121,16 +120,15 @@ func (e *Engine) Tool(ctx context.Context, person string, srv *store.Server, nam
 // mcpServer is how the engine reaches a registered server, with the
 // connection of the person it serves, if any.
 // A server pinned to a revision is discovered and listed with it too.
-func (e *Engine) mcpServer(ctx context.Context, person string, srv *store.Server, header http.Header) mcpclient.Server {
-	token, _, err := e.accessToken(ctx, srv.ID, person, "")
+func (e *Engine) mcpServer(ctx context.Context, person string, srv *store.Server) (mcpclient.Server, error) {
+	out, err := e.store.MCPServer(srv, e.cfg.Capabilities)
 	if err != nil {
+		return out, err
+	}
+	if out.Token, _, err = e.accessToken(ctx, srv.ID, person, ""); err != nil {
 		e.log.WarnContext(ctx, "reading a connection", "server", srv.Name, "err", err)
 	}
-	out := mcpclient.Server{URL: srv.URL, Header: header, Capabilities: e.capabilities(srv.Sampling, srv.Roots), Token: token}
-	if srv.Protocol != "" && srv.Protocol != mcpclient.ProtocolAuto {
-		out.Protocol = srv.Protocol
-	}
-	return out
+	return out, nil
 }
 
 // noted records that a server asked for authorization, so pages and the
@@ -149,21 +147,21 @@ func (e *Engine) noted(ctx context.Context, person string, srv *store.Server, er
 // Catalog lists a server's prompts, resources and resource templates. They
 // are listed afresh each time: only the tools are cached.
 func (e *Engine) Catalog(ctx context.Context, person string, srv *store.Server) (*mcpclient.Catalog, error) {
-	header, err := e.store.ServerHeader(srv)
+	reach, err := e.mcpServer(ctx, person, srv)
 	if err != nil {
 		return nil, err
 	}
-	cat, err := e.mcp.ListCatalog(ctx, e.mcpServer(ctx, person, srv, header))
+	cat, err := e.mcp.ListCatalog(ctx, reach)
 	return cat, e.noted(ctx, person, srv, err)
 }
 
 // Prompt returns one prompt of a server.
 func (e *Engine) Prompt(ctx context.Context, person string, srv *store.Server, name string) (*mcp.Prompt, error) {
-	header, err := e.store.ServerHeader(srv)
+	reach, err := e.mcpServer(ctx, person, srv)
 	if err != nil {
 		return nil, err
 	}
-	prompts, err := e.mcp.ListPrompts(ctx, e.mcpServer(ctx, person, srv, header))
+	prompts, err := e.mcp.ListPrompts(ctx, reach)
 	if err != nil {
 		return nil, err
 	}
@@ -177,9 +175,9 @@ func (e *Engine) Prompt(ctx context.Context, person string, srv *store.Server, n
 
 // ResourceTemplates lists a server's resource templates.
 func (e *Engine) ResourceTemplates(ctx context.Context, person string, srv *store.Server) ([]*mcp.ResourceTemplate, error) {
-	header, err := e.store.ServerHeader(srv)
+	reach, err := e.mcpServer(ctx, person, srv)
 	if err != nil {
 		return nil, err
 	}
-	return e.mcp.ListResourceTemplates(ctx, e.mcpServer(ctx, person, srv, header))
+	return e.mcp.ListResourceTemplates(ctx, reach)
 }

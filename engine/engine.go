@@ -330,14 +330,6 @@ func (e *Engine) MCP() *mcpclient.Client { return e.mcp }
 // storeTimeout bounds the writes that record what a request came back with.
 const storeTimeout = 30 * time.Second
 
-// capabilities are what the engine declares to a server: forms and pages
-// always, sampling and roots only where they are switched on for it.
-func (e *Engine) capabilities(sampling, roots bool) mcpclient.Capabilities {
-	caps := e.cfg.Capabilities
-	caps.Sampling, caps.Roots = sampling, roots
-	return caps
-}
-
 // autoAnswers answers a round that asks only for roots, from the server's
 // configured roots, so no person is asked. Any other round gets nil: a
 // person answers it, and the roots with it.

@@ -228,11 +228,12 @@ func (e *Engine) sessionProcessEnded(ctx context.Context, c *store.Call, err err
 	return true, e.store.AbandonHeldCall(ctx, c.ID, msg, true)
 }
 
-// waitForProcess says on the call that a handshake-era call waits for one
-// of its local server's processes, and snoozes its job, when all are busy.
-func (e *Engine) waitForProcess(ctx context.Context, srv mcpclient.Server, callID string, seq int) error {
-	name, ok := mcpclient.LocalName(srv.URL)
-	if !ok || srv.Protocol == "" || srv.Protocol >= mcpclient.ProtocolStateless {
+// waitForProcess says on the call that a handshake-era call (one sent
+// with protocol) waits for one of its local server's processes, and
+// snoozes its job, when all are busy. name is the local server's, "" for
+// a server over HTTP.
+func (e *Engine) waitForProcess(ctx context.Context, name, protocol, callID string, seq int) error {
+	if name == "" || protocol == "" || protocol >= mcpclient.ProtocolStateless {
 		return nil
 	}
 	if running, most := e.cfg.Locals.Busy(name); running < most {

@@ -50,7 +50,7 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	if s.RoundTTL > 0 {
 		vm.RoundTTL = shortDuration(s.RoundTTL)
 	}
-	if vm.Local, vm.IsLocal, err = h.localProcessesVM(ctx, s.Name, s.URL); err != nil {
+	if vm.Local, vm.IsLocal, err = h.localProcessesVM(ctx, &s.Server); err != nil {
 		return nil, err
 	}
 	if vm.Deadlines, err = h.adminDeadlinesVM(ctx, s.Name); err != nil {
@@ -271,18 +271,8 @@ func (h *Handler) mcpServer(ctx context.Context, name string) (mcpclient.Server,
 	if err != nil {
 		return mcpclient.Server{}, err
 	}
-	header, err := h.store.ServerHeader(&s.Server)
-	if err != nil {
-		return mcpclient.Server{}, err
-	}
-	caps := h.settings.Capabilities
-	caps.Sampling, caps.Roots = s.Sampling, s.Roots
-	out := mcpclient.Server{URL: s.URL, Header: header, Capabilities: caps}
-	if s.Protocol != "" && s.Protocol != mcpclient.ProtocolAuto {
-		// A pinned server is checked with the revision it is pinned to.
-		out.Protocol = s.Protocol
-	}
-	return out, nil
+	// A pinned server is checked with the revision it is pinned to.
+	return h.store.MCPServer(&s.Server, h.settings.Capabilities)
 }
 
 // rootsText writes roots one a line, as the admin page edits them: the

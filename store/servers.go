@@ -51,6 +51,16 @@ type Server struct {
 	UpdatedAt     time.Time `db:"updated_at"`
 }
 
+// Local returns the name a local (stdio) server runs under in the MCP
+// client's Locals, and whether the server is one ("" and false for a
+// server over HTTP). It is asked of the server, and worked out here only.
+func (s *Server) Local() (name string, ok bool) {
+	if name, ok = mcpclient.LocalName(s.URL); !ok {
+		return "", false
+	}
+	return name, true
+}
+
 const serverColumns = `id, name, url, enabled, protocol_version, protocol, tools, tools_expires_at, header_name,
 	header_value_enc, sampling, roots, roots_list, created_at, updated_at, tools_raw,
 	oauth_mode, oauth_client_id, oauth_client_secret_enc, oauth_required, oauth_resource_metadata, oauth_scope, replay_answers`

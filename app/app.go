@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/handlers"
@@ -191,9 +192,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		ln.Close()
 		return fail(err)
 	}
+	cat := catalog.New(catalog.Options{Store: st, MCP: mc, Capabilities: eng.Config().Capabilities,
+		Token: eng.AccessToken, Refused: eng.TurnedDown, Log: log})
 	h := handlers.New(handlers.Options{
 		SCIM:  scim,
-		Store: st, Engine: eng, Logger: log, Notifier: notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
+		Store: st, Engine: eng, Catalog: cat, Logger: log, Notifier: notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
 			SessionKeys:    keys.session,

@@ -2,8 +2,8 @@
 // request of a call, tried again later while a server is unreachable; a
 // handshake-era session held open while people answer; round expiry,
 // retention, round mail and webhooks) on any instance, rescued by another when
-// one dies; and the servers' tools and catalog, asked with the person's OAuth
-// connection, renewed when due.
+// one dies; and the people's OAuth connections to servers, renewed when due.
+// Local servers' processes are supervised by localproc.
 package engine
 
 import (

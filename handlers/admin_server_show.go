@@ -222,7 +222,7 @@ func (h *Handler) adminServerRefresh(c echo.Context) error {
 	}
 	lctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	if _, err := h.engine.Tools(lctx, signedIn(lctx), &s.Server); err != nil {
+	if _, err := h.catalog.Tools(lctx, signedIn(lctx), &s.Server); err != nil {
 		vm, verr := h.adminServerVM(ctx, name)
 		if verr != nil {
 			return verr

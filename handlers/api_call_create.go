@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/forms"
 	"github.com/mcp-rounds/rounds/mcpclient"
@@ -116,7 +117,7 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	var fieldErrs map[string]string
 	switch req.Method {
 	case mcpclient.MethodGetPrompt:
-		prompt, err := h.engine.Prompt(ctx, signedIn(ctx), srv, req.Prompt)
+		prompt, err := h.catalog.Prompt(ctx, signedIn(ctx), srv, req.Prompt)
 		if err != nil {
 			return err
 		}
@@ -206,14 +207,14 @@ func (h *Handler) apiToolCallCreate(c echo.Context, req apiCallRequest, args any
 // toolToCall looks up a server's tool in its cached catalog, else in its
 // tools listed afresh. It returns nil when the server has no such tool.
 func (h *Handler) toolToCall(ctx context.Context, srv *store.Server, name string) (*mcp.Tool, error) {
-	if tool, fresh := h.engine.CachedTool(srv, name); fresh {
+	if tool, fresh := h.catalog.CachedTool(srv, name); fresh {
 		return tool, nil
 	}
-	tools, err := h.engine.Tools(ctx, signedIn(ctx), srv)
+	tools, err := h.catalog.Tools(ctx, signedIn(ctx), srv)
 	if err != nil {
 		return nil, err
 	}
-	return engine.FindTool(tools, name), nil
+	return catalog.FindTool(tools, name), nil
 }
 
 // toolArgumentErrors checks arguments against a tool's input schema and

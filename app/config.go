@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/localproc"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
@@ -540,11 +541,11 @@ func list(v string) []string {
 }
 
 // parseStderrLog reads LOCAL_STDERR_LOG: how many lines of a local
-// server's stderr are logged in how long, "1000/1m"; the engine's
+// server's stderr are logged in how long, "1000/1m"; localproc's
 // defaults when it is empty.
 func parseStderrLog(v string) (int, time.Duration, error) {
 	if v == "" {
-		return engine.DefaultStderrLogLines, engine.DefaultStderrLogPeriod, nil
+		return localproc.DefaultStderrLogLines, localproc.DefaultStderrLogPeriod, nil
 	}
 	lines, period, _ := strings.Cut(v, "/")
 	n, err := strconv.Atoi(lines)

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/mcp-rounds/rounds/localproc"
 	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
@@ -98,7 +99,8 @@ type Config struct {
 	// already spent trying, up to a minute, or what the server asked for.
 	RetryWindow  time.Duration
 	RetryBackoff time.Duration
-	// Locals are the local servers (stdio) this instance runs; see local.go.
+	// Locals are the local servers (stdio) this instance runs (see
+	// localproc, and local.go for their calls' jobs).
 	// At most StderrLogLines lines of each one's stderr are logged every
 	// StderrLogPeriod; default 1000 a minute.
 	Locals          *mcpclient.Locals
@@ -188,10 +190,10 @@ func (c Config) withDefaults() Config {
 		c.TaskWaitPoll = DefaultTaskWaitPoll
 	}
 	if c.StderrLogLines <= 0 {
-		c.StderrLogLines = DefaultStderrLogLines
+		c.StderrLogLines = localproc.DefaultStderrLogLines
 	}
 	if c.StderrLogPeriod <= 0 {
-		c.StderrLogPeriod = DefaultStderrLogPeriod
+		c.StderrLogPeriod = localproc.DefaultStderrLogPeriod
 	}
 	return c
 }
@@ -213,10 +215,8 @@ type Engine struct {
 	holding  map[int64]heldJob
 	stopping bool
 
-	// The local servers' long-lived processes (local.go).
-	localStop  context.CancelFunc
-	localDone  sync.WaitGroup
-	stderrLogs map[string]*stderrLog
+	// locals runs the local servers' long-lived processes.
+	locals *localproc.Supervisor
 	// direct sends the requests this instance commits (request.go).
 	direct *directSends
 }
@@ -224,6 +224,8 @@ type Engine struct {
 // New builds an engine over pool. Call Start to begin working jobs.
 func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, log *slog.Logger) (*Engine, error) {
 	e := &Engine{store: st, mcp: mc, cfg: cfg.withDefaults(), log: log, holding: map[int64]heldJob{}}
+	e.locals = localproc.New(st, localproc.Config{Locals: e.cfg.Locals, InstanceID: e.cfg.InstanceID,
+		StderrLogLines: e.cfg.StderrLogLines, StderrLogPeriod: e.cfg.StderrLogPeriod}, log)
 	e.direct = &directSends{slots: make(chan struct{}, e.cfg.Workers)}
 	e.webhooks = webhookClient(e.cfg.WebhookAllowPrivate, e.cfg.RequestTimeout)
 	workers := river.NewWorkers()
@@ -298,9 +300,9 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 
 // Start begins working jobs and beating the instance's heartbeat.
 func (e *Engine) Start(ctx context.Context) error {
-	e.startLocals(ctx)
+	e.locals.Start(ctx)
 	if err := e.river.Start(ctx); err != nil {
-		e.stopLocals()
+		e.locals.Stop()
 		return err
 	}
 	e.startHeartbeat(ctx)
@@ -317,7 +319,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	e.holdMu.Unlock()
 	e.direct.stop(ctx)
 	err := e.river.Stop(ctx)
-	e.stopLocals()
+	e.locals.Stop()
 	return errors.Join(err, e.stopHeartbeat(ctx))
 }
 

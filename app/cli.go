@@ -38,24 +38,23 @@ const usage = `usage:
 
 // Command runs a management command (args without the program's name)
 // against the database in DATABASE_URL, or asks whether the instance on
-// LISTEN_ADDR is up.
+// LISTEN_ADDR is up. It reads only the settings it needs (where the
+// database is; CREDENTIALS_KEY where it stores credentials), so that a
+// setting the server would refuse does not stand in the way of the
+// command that puts things right.
 func Command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, getenv func(string) string) error {
-	cfg, err := LoadConfig(getenv)
-	if err != nil {
-		return err
-	}
 	if len(args) > 0 && args[0] == "healthcheck" {
-		return healthcheck(ctx, cfg)
+		return healthcheck(ctx, or(getenv("LISTEN_ADDR"), defaultListenAddr))
 	}
 	if len(args) < 2 {
 		return errors.New(usage)
 	}
-	st, closeDB, err := openStore(ctx, cfg)
+	st, closeDB, err := openStore(ctx, databaseConfig(getenv))
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	c := cli{st: st, args: args[2:], stdin: stdin, stdout: stdout}
+	c := cli{st: st, args: args[2:], stdin: stdin, stdout: stdout, getenv: getenv}
 	switch args[0] + " " + args[1] {
 	case "user add":
 		return c.userAdd(ctx)
@@ -84,12 +83,14 @@ func Command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 }
 
 // cli is what a management command runs with: the store, the arguments
-// after the command's two words, and standard input and output.
+// after the command's two words, standard input and output, and the
+// environment, for a setting a command needs.
 type cli struct {
 	st     *store.Store
 	args   []string
 	stdin  io.Reader
 	stdout io.Writer
+	getenv func(string) string
 }
 
 // line reads one line of standard input, without its line ending.
@@ -233,6 +234,16 @@ func (c cli) serverAdd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if *header != "" {
+		// Credentials are stored encrypted, with the server's key.
+		key, err := parseCredentialsKey(c.getenv("CREDENTIALS_KEY"))
+		if err != nil {
+			return err
+		}
+		if err := useCredentialsKey(ctx, c.st, key); err != nil {
+			return err
+		}
+	}
 	if _, err := c.st.UpsertServer(ctx, list[0].Name, list[0].URL); err != nil {
 		return err
 	}
@@ -329,12 +340,12 @@ func scimToken(ctx context.Context, st *store.Store, args []string, stdout io.Wr
 	return nil
 }
 
-// healthcheck asks a running instance on LISTEN_ADDR whether it is up, for
-// container health checks in images without curl.
-func healthcheck(ctx context.Context, cfg Config) error {
+// healthcheck asks a running instance on listenAddr (LISTEN_ADDR) whether
+// it is up, for container health checks in images without curl.
+func healthcheck(ctx context.Context, listenAddr string) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+loopback(cfg.ListenAddr)+"/healthz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+loopback(listenAddr)+"/healthz", nil)
 	if err != nil {
 		return err
 	}
@@ -367,7 +378,8 @@ func reorder(args []string) []string {
 	return append(flags, rest...)
 }
 
-// openStore connects and migrates, as the server does at start.
+// openStore connects to the database cfg names and migrates it, as the
+// server does at start.
 func openStore(ctx context.Context, cfg Config) (*store.Store, func(), error) {
 	dbs, err := openPools(ctx, cfg, 0)
 	if err != nil {
@@ -379,11 +391,6 @@ func openStore(ctx context.Context, cfg Config) (*store.Store, func(), error) {
 	}
 	st, err := store.New(dbs.main)
 	if err != nil {
-		dbs.Close()
-		return nil, nil, err
-	}
-	// The credentials key, so that server headers can be stored.
-	if _, err := secrets(ctx, st, cfg); err != nil {
 		dbs.Close()
 		return nil, nil, err
 	}

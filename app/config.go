@@ -124,16 +124,13 @@ var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // LoadConfig reads the configuration through getenv (os.Getenv, or a map
 // in tests) and says in words what is wrong with a setting.
 func LoadConfig(getenv func(string) string) (Config, error) {
-	cfg := Config{
-		DatabaseURL:       or(getenv("DATABASE_URL"), defaultDatabaseURL),
-		DatabaseDirectURL: getenv("DATABASE_DIRECT_URL"),
-		DatabaseReadURL:   getenv("DATABASE_READ_URL"),
-		ListenAddr:        or(getenv("LISTEN_ADDR"), defaultListenAddr),
-		Version:           "dev",
-		PprofAddr:         getenv("PPROF_ADDR"),
-		TrustedHeader:     getenv("TRUSTED_PROXY_HEADER"),
-		AdminPassword:     getenv("ADMIN_PASSWORD"),
-	}
+	cfg := databaseConfig(getenv)
+	cfg.DatabaseReadURL = getenv("DATABASE_READ_URL")
+	cfg.ListenAddr = or(getenv("LISTEN_ADDR"), defaultListenAddr)
+	cfg.Version = "dev"
+	cfg.PprofAddr = getenv("PPROF_ADDR")
+	cfg.TrustedHeader = getenv("TRUSTED_PROXY_HEADER")
+	cfg.AdminPassword = getenv("ADMIN_PASSWORD")
 	for _, step := range []func(*Config, func(string) string) error{
 		(*Config).readNumbers,
 		(*Config).readSessions,
@@ -151,6 +148,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 }
 
 const defaultListenAddr = "127.0.0.1:8080"
+
+// databaseConfig is where the database is (DATABASE_URL and
+// DATABASE_DIRECT_URL): all that the management commands read to reach
+// it, and where LoadConfig starts.
+func databaseConfig(getenv func(string) string) Config {
+	return Config{DatabaseURL: or(getenv("DATABASE_URL"), defaultDatabaseURL), DatabaseDirectURL: getenv("DATABASE_DIRECT_URL")}
+}
 
 // readSessions reads SESSION_KEYS, the secrets sessions are signed and
 // encrypted with, and PUBLIC_URL, which says whether cookies are secure.

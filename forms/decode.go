@@ -56,47 +56,75 @@ func (f *Form) Decode(values url.Values) (content map[string]any, ok bool) {
 func (f *Form) decodeField(fd *Field, values url.Values) (v any, has bool) {
 	switch fd.Kind {
 	case KindCheckbox:
-		_, fd.Checked = values[fd.InputName]
-		_, marker := values[fd.PresentName()]
-		if fd.Checked || marker {
-			return fd.Checked, true
-		}
+		return decodeCheckbox(fd, values)
+	case KindCheckboxes:
+		return decodeCheckboxes(fd, values)
+	}
+	s := fd.typed(values)
+	if s == "" {
 		if fd.Required {
 			fd.Error = "Answer this question"
+			if fd.Kind == KindRadio || fd.Kind == KindSelect {
+				fd.Error = "Choose an option"
+			}
 		}
 		return nil, false
-	case KindCheckboxes:
-		posted := values[fd.InputName]
-		_, marker := values[fd.PresentName()]
-		chosen := map[string]bool{}
-		for _, p := range posted {
-			if !fd.offers(p) {
-				fd.Error = "Choose only the offered options"
-			}
-			chosen[p] = true
-		}
-		fd.Values = nil
-		picked := []any{}
-		for _, o := range fd.Options {
-			if chosen[o.Value] {
-				fd.Values = append(fd.Values, o.Value)
-				picked = append(picked, o.Value)
-			}
-		}
-		switch {
-		case fd.Error != "":
-			return nil, false
-		case len(picked) > 0:
-			return picked, true
-		case !fd.Required:
-			return nil, false
-		case !marker:
-			fd.Error = "Answer this question"
-			return nil, false
-		}
-		return picked, true
 	}
+	return f.parseTyped(fd, s)
+}
 
+// decodeCheckbox reads a single checkbox: unchecked is false when the
+// form says it was shown, absent when it was not.
+func decodeCheckbox(fd *Field, values url.Values) (v any, has bool) {
+	_, fd.Checked = values[fd.InputName]
+	_, marker := values[fd.PresentName()]
+	if fd.Checked || marker {
+		return fd.Checked, true
+	}
+	if fd.Required {
+		fd.Error = "Answer this question"
+	}
+	return nil, false
+}
+
+// decodeCheckboxes reads a multi-select: the offered options chosen, in
+// the options' order.
+func decodeCheckboxes(fd *Field, values url.Values) (v any, has bool) {
+	posted := values[fd.InputName]
+	_, marker := values[fd.PresentName()]
+	chosen := map[string]bool{}
+	for _, p := range posted {
+		if !fd.offers(p) {
+			fd.Error = "Choose only the offered options"
+		}
+		chosen[p] = true
+	}
+	fd.Values = nil
+	picked := []any{}
+	for _, o := range fd.Options {
+		if chosen[o.Value] {
+			fd.Values = append(fd.Values, o.Value)
+			picked = append(picked, o.Value)
+		}
+	}
+	switch {
+	case fd.Error != "":
+		return nil, false
+	case len(picked) > 0:
+		return picked, true
+	case !fd.Required:
+		return nil, false
+	case !marker:
+		fd.Error = "Answer this question"
+		return nil, false
+	}
+	return picked, true
+}
+
+// typed keeps what was typed in a field, to show it again, and returns
+// the text to read: trimmed, but for text and a textarea's (whose line
+// ends are made \n).
+func (fd *Field) typed(values url.Values) string {
 	raw := strings.ToValidUTF8(values.Get(fd.InputName), "\uFFFD")
 	s := strings.TrimSpace(raw)
 	switch fd.Kind {
@@ -110,15 +138,11 @@ func (f *Form) decodeField(fd *Field, values url.Values) (v any, has bool) {
 	if fd.Kind == KindDateTime {
 		fd.Step = dateTimeStep(s)
 	}
-	if s == "" {
-		if fd.Required {
-			fd.Error = "Answer this question"
-			if fd.Kind == KindRadio || fd.Kind == KindSelect {
-				fd.Error = "Choose an option"
-			}
-		}
-		return nil, false
-	}
+	return s
+}
+
+// parseTyped reads the text s of a field, as its kind says.
+func (f *Form) parseTyped(fd *Field, s string) (v any, has bool) {
 	switch fd.Kind {
 	case KindDate:
 		if _, err := time.Parse(time.DateOnly, s); err != nil {

@@ -25,88 +25,13 @@ type Discovery struct {
 // through srv.Held, roots from srv.Roots.
 func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *wire, error) {
 	hc, w := c.wired(srv, srv.Held != nil)
-	caps := srv.Capabilities.sdk()
-	opts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}, Capabilities: caps}
-	var roots []*mcp.Root
-	if srv.Protocol != "" && srv.Protocol < ProtocolStateless {
-		if srv.Held == nil {
-			// Nobody to answer a question asked mid-call: declare nothing.
-			opts.Capabilities = &mcp.ClientCapabilities{}
-		} else {
-			held := srv.Held
-			opts.Capabilities = srv.Capabilities.sdk()
-			opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				// The params as the server sent them, schema and key order
-				// included (the SDK saw them without the schema).
-				id, _ := req.Params.Meta[wireKey].(string)
-				params := w.params(id)
-				if params == nil {
-					var err error
-					if params, err = json.Marshal(req.Params); err != nil {
-						return nil, err
-					}
-				}
-				if err := checkHeld("elicitation", params); err != nil {
-					// Refused to the server, and the call ends with it.
-					w.refuse(err)
-					return nil, err
-				}
-				kind := KindForm
-				if req.Params.Mode == "url" {
-					kind = KindURL
-				}
-				raw, err := held.Ask(ctx, Question{Key: "elicitation", Method: "elicitation/create", Kind: kind, Params: params})
-				if err != nil {
-					return nil, err
-				}
-				var res mcp.ElicitResult
-				if err := json.Unmarshal(raw, &res); err != nil {
-					return nil, err
-				}
-				if id != "" {
-					// Sent as given, not as the SDK would re-encode it.
-					w.answer(id, raw)
-				}
-				return &res, nil
-			}
-			if srv.Capabilities.Sampling {
-				opts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-					id, _ := req.Params.Meta[wireKey].(string)
-					return askSampling(ctx, held, w, id, req.Params)
-				}
-			}
-			if srv.Capabilities.Roots {
-				for _, r := range srv.Roots {
-					roots = append(roots, &mcp.Root{URI: r.URI, Name: r.Name})
-				}
-			}
-			if held.Completed != nil {
-				opts.ElicitationCompleteHandler = func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
-					held.Completed(req.Params.ElicitationID)
-				}
-			}
-		}
-	}
+	opts, roots := sessionOptions(srv, w)
 	impl := c.impl
 	client := mcp.NewClient(&impl, opts)
 	// The go-sdk answers roots/list from these, without asking anyone.
 	client.AddRoots(roots...)
-	var transport mcp.Transport
 	if name, ok := LocalName(srv.URL); ok {
-		var err error
-		if transport, err = c.localTransport(ctx, name, srv.Protocol, w, srv.tap); err != nil {
-			return nil, nil, err
-		}
-		connectCtx, cancel := context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-		cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
-		if err != nil {
-			if w.local != nil {
-				_ = w.local.Close()
-			}
-			return nil, nil, w.wrap(ctx, err)
-		}
-		return cs, w, nil
+		return c.connectLocal(ctx, client, name, srv, w)
 	}
 	st := &mcp.StreamableClientTransport{
 		Endpoint:   srv.URL,
@@ -122,14 +47,105 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *
 		// go-sdk then reconnects with GET and Last-Event-ID.
 		st.MaxRetries = 0 // its default, five tries
 	}
-	transport = st
 	connectCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
+	cs, err := client.Connect(connectCtx, st, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
 	if err != nil {
 		return nil, nil, w.auth.wrap(w.wrap(ctx, err))
 	}
 	return cs, w, nil
+}
+
+// connectLocal opens a session with the local server name, over its
+// shared process or one of its own (localTransport).
+func (c *Client) connectLocal(ctx context.Context, client *mcp.Client, name string, srv Server, w *wire) (*mcp.ClientSession, *wire, error) {
+	transport, err := c.localTransport(ctx, name, srv.Protocol, w, srv.tap)
+	if err != nil {
+		return nil, nil, err
+	}
+	connectCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: srv.Protocol})
+	if err != nil {
+		if w.local != nil {
+			_ = w.local.Close()
+		}
+		return nil, nil, w.wrap(ctx, err)
+	}
+	return cs, w, nil
+}
+
+// sessionOptions are what a session with srv declares and how it answers
+// the server's questions, and the roots it answers roots/list with.
+func sessionOptions(srv Server, w *wire) (*mcp.ClientOptions, []*mcp.Root) {
+	opts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}, Capabilities: srv.Capabilities.sdk()}
+	if srv.Protocol == "" || srv.Protocol >= ProtocolStateless {
+		return opts, nil
+	}
+	if srv.Held == nil {
+		// Nobody to answer a question asked mid-call: declare nothing.
+		opts.Capabilities = &mcp.ClientCapabilities{}
+		return opts, nil
+	}
+	held := srv.Held
+	opts.ElicitationHandler = elicitationHandler(held, w)
+	if srv.Capabilities.Sampling {
+		opts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			id, _ := req.Params.Meta[wireKey].(string)
+			return askSampling(ctx, held, w, id, req.Params)
+		}
+	}
+	var roots []*mcp.Root
+	if srv.Capabilities.Roots {
+		for _, r := range srv.Roots {
+			roots = append(roots, &mcp.Root{URI: r.URI, Name: r.Name})
+		}
+	}
+	if held.Completed != nil {
+		opts.ElicitationCompleteHandler = func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			held.Completed(req.Params.ElicitationID)
+		}
+	}
+	return opts, roots
+}
+
+// elicitationHandler asks a held session's elicitation of a person, and
+// sends their answer back as given.
+func elicitationHandler(held *Held, w *wire) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		// The params as the server sent them, schema and key order
+		// included (the SDK saw them without the schema).
+		id, _ := req.Params.Meta[wireKey].(string)
+		params := w.params(id)
+		if params == nil {
+			var err error
+			if params, err = json.Marshal(req.Params); err != nil {
+				return nil, err
+			}
+		}
+		if err := checkHeld("elicitation", params); err != nil {
+			// Refused to the server, and the call ends with it.
+			w.refuse(err)
+			return nil, err
+		}
+		kind := KindForm
+		if req.Params.Mode == "url" {
+			kind = KindURL
+		}
+		raw, err := held.Ask(ctx, Question{Key: "elicitation", Method: "elicitation/create", Kind: kind, Params: params})
+		if err != nil {
+			return nil, err
+		}
+		var res mcp.ElicitResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, err
+		}
+		if id != "" {
+			// Sent as given, not as the SDK would re-encode it.
+			w.answer(id, raw)
+		}
+		return &res, nil
+	}
 }
 
 // Discover asks the server who it is and which revision it speaks, and

@@ -200,128 +200,9 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 	if err := printStorage(ctx, f.db, callID); err != nil {
 		return err
 	}
-	client := &http.Client{Transport: httpClient.Transport, Timeout: 30 * time.Second, CheckRedirect: httpClient.CheckRedirect}
-	get := func(url string) (time.Duration, error) {
-		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
-		req.Header.Set("Authorization", "Bearer "+f.token)
-		began := time.Now()
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("GET %s: %d", url, resp.StatusCode)
-		}
-		return time.Since(began), nil
-	}
-	// Pages need a session; the API takes the token. The inbox and the call
-	// are read through their page-shaped API twins and the pages both.
-	jar := htmlSession(ctx, f.urls[0])
-	if jar != nil {
-		client.Jar = jar
-	}
-	pages := []struct{ name, path string }{
-		{"inbox page", "/inbox"},
-		{"call page", "/calls/" + callID},
-		{"call API", "/api/v1/calls/" + callID},
-	}
-	// Each page is read by one reader at a time (what a person waits for,
-	// with nothing else asking), then by four at once, each asking again as
-	// soon as it is answered: on two cores that keeps every core busy, and
-	// a request's time is then mostly its wait for one.
-	readerCounts := []int{1, 4}
-	readersName := func(n int) string {
-		if n == 1 {
-			return " (1 reader)"
-		}
-		return fmt.Sprintf(" (%d readers)", n)
-	}
-	// readPage has readers read a page for d, into st.
-	readPage := func(path string, st *stats, d time.Duration, readers int) {
-		ctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		var wg sync.WaitGroup
-		for i := range readers {
-			wg.Go(func() {
-				for ctx.Err() == nil {
-					d, err := get(f.urls[i%len(f.urls)] + path)
-					if ctx.Err() != nil {
-						return
-					}
-					if err != nil {
-						st.failed(ctx, err)
-						continue
-					}
-					st.answered(d)
-				}
-			})
-		}
-		wg.Wait()
-	}
-	readPages := func() error {
-		for _, page := range pages {
-			for _, readers := range readerCounts {
-				s := series{name: page.name + readersName(readers)}
-				for range o.runs {
-					st := &stats{}
-					st.measuring.Store(true)
-					readPage(page.path, st, o.duration, readers)
-					s.results = append(s.results, st.result(o.duration))
-				}
-				s.print()
-				if err := s.check(); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	// readPagesUntil reads the pages in turn, each for o.duration, until a
-	// turn ends with done closed, and prints each page's figures over all of it.
-	readPagesUntil := func(suffix string, done <-chan struct{}) error {
-		type reading struct {
-			st    *stats
-			spent time.Duration
-		}
-		all := make([][]reading, len(pages))
-		for i := range all {
-			for range readerCounts {
-				st := &stats{}
-				st.measuring.Store(true)
-				all[i] = append(all[i], reading{st: st})
-			}
-		}
-		for finished := false; !finished; {
-			for i, page := range pages {
-				for k, readers := range readerCounts {
-					readPage(page.path, all[i][k].st, o.duration, readers)
-					all[i][k].spent += o.duration
-				}
-			}
-			select {
-			case <-done:
-				finished = true
-			case <-ctx.Done():
-				return ctx.Err()
-			default:
-			}
-		}
-		for i, page := range pages {
-			for k, readers := range readerCounts {
-				r := all[i][k]
-				s := series{name: page.name + readersName(readers) + suffix, results: []result{r.st.result(max(r.spent, o.duration))}}
-				s.print()
-				if err := s.check(); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
+	r := newPageReader(ctx, o, f, callID)
 	header()
-	if err := readPages(); err != nil {
+	if err := r.readPages(ctx); err != nil {
 		return err
 	}
 	// The same reads while the retention deletes the old calls, batch by
@@ -330,8 +211,158 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 	if err != nil {
 		return err
 	}
-	// The pages are read until the retention has deleted every old call
-	// (a million rounds of ten million).
+	if err := r.readWhileDeleting(ctx, st); err != nil {
+		return err
+	}
+	fmt.Printf("instance RSS before seeding: %s; after the reads: %s\n", mib(rssBefore), mib(f.rss()))
+	return nil
+}
+
+// pageReader reads a call's pages on the fleet's instances, as people
+// would, and prints how long each took.
+type pageReader struct {
+	o      options
+	f      *fleet
+	client *http.Client
+	pages  []struct{ name, path string }
+	// Each page is read by one reader at a time (what a person waits for,
+	// with nothing else asking), then by four at once, each asking again as
+	// soon as it is answered: on two cores that keeps every core busy, and
+	// a request's time is then mostly its wait for one.
+	readerCounts []int
+}
+
+func newPageReader(ctx context.Context, o options, f *fleet, callID string) *pageReader {
+	r := &pageReader{o: o, f: f, readerCounts: []int{1, 4},
+		client: &http.Client{Transport: httpClient.Transport, Timeout: 30 * time.Second, CheckRedirect: httpClient.CheckRedirect}}
+	// Pages need a session; the API takes the token. The inbox and the call
+	// are read through their page-shaped API twins and the pages both.
+	if jar := htmlSession(ctx, f.urls[0]); jar != nil {
+		r.client.Jar = jar
+	}
+	r.pages = []struct{ name, path string }{
+		{"inbox page", "/inbox"},
+		{"call page", "/calls/" + callID},
+		{"call API", "/api/v1/calls/" + callID},
+	}
+	return r
+}
+
+// get reads url with the fleet's token and says how long it took.
+func (r *pageReader) get(ctx context.Context, url string) (time.Duration, error) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+r.f.token)
+	began := time.Now()
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: %d", url, resp.StatusCode)
+	}
+	return time.Since(began), nil
+}
+
+func readersName(n int) string {
+	if n == 1 {
+		return " (1 reader)"
+	}
+	return fmt.Sprintf(" (%d readers)", n)
+}
+
+// readPage has readers read a page for d, into st. A request under way
+// at the end is let finish (on ctx), and not counted.
+func (r *pageReader) readPage(ctx context.Context, path string, st *stats, d time.Duration, readers int) {
+	outer := ctx
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range readers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				d, err := r.get(outer, r.f.urls[i%len(r.f.urls)]+path)
+				if ctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					st.failed(ctx, err)
+					continue
+				}
+				st.answered(d)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// readPages reads each page o.runs times, and prints its figures.
+func (r *pageReader) readPages(ctx context.Context) error {
+	for _, page := range r.pages {
+		for _, readers := range r.readerCounts {
+			s := series{name: page.name + readersName(readers)}
+			for range r.o.runs {
+				st := &stats{}
+				st.measuring.Store(true)
+				r.readPage(ctx, page.path, st, r.o.duration, readers)
+				s.results = append(s.results, st.result(r.o.duration))
+			}
+			s.print()
+			if err := s.check(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// readPagesUntil reads the pages in turn, each for o.duration, until a
+// turn ends with done closed, and prints each page's figures over all of it.
+func (r *pageReader) readPagesUntil(ctx context.Context, suffix string, done <-chan struct{}) error {
+	type reading struct {
+		st    *stats
+		spent time.Duration
+	}
+	all := make([][]reading, len(r.pages))
+	for i := range all {
+		for range r.readerCounts {
+			st := &stats{}
+			st.measuring.Store(true)
+			all[i] = append(all[i], reading{st: st})
+		}
+	}
+	for finished := false; !finished; {
+		for i, page := range r.pages {
+			for k, readers := range r.readerCounts {
+				r.readPage(ctx, page.path, all[i][k].st, r.o.duration, readers)
+				all[i][k].spent += r.o.duration
+			}
+		}
+		select {
+		case <-done:
+			finished = true
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+	}
+	for i, page := range r.pages {
+		for k, readers := range r.readerCounts {
+			rd := all[i][k]
+			s := series{name: page.name + readersName(readers) + suffix, results: []result{rd.st.result(max(rd.spent, r.o.duration))}}
+			s.print()
+			if err := s.check(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// readWhileDeleting reads the pages until the retention has deleted every
+// old call (a million rounds of ten million).
+func (r *pageReader) readWhileDeleting(ctx context.Context, st *store.Store) error {
 	var n int
 	var delErr error
 	deleting := make(chan struct{})
@@ -347,15 +378,11 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 			}
 		}
 	}()
-	err = readPagesUntil(" (deleting)", deleting)
+	err := r.readPagesUntil(ctx, " (deleting)", deleting)
 	<-deleting
 	fmt.Printf("retention deleted %d calls (%d rounds) in %s while the pages were read\n", n, 2*n,
 		time.Since(deleteBegan).Round(time.Millisecond))
-	if err := errors.Join(err, delErr); err != nil {
-		return err
-	}
-	fmt.Printf("instance RSS before seeding: %s; after the reads: %s\n", mib(rssBefore), mib(f.rss()))
-	return nil
+	return errors.Join(err, delErr)
 }
 
 // htmlSession signs in and returns the cookie jar.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcp-rounds/rounds/apiv1"
+	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/handlers"
@@ -49,93 +50,98 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	log = slog.New(handlers.LogContext(log.Handler())) // request and call ids on every line
+	db, err := openDatabase(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	a, err := start(ctx, cfg, db, log)
+	if err != nil {
+		db.pools.Close()
+		return nil, err
+	}
+	log.Info("started", "duration", time.Since(began).Round(time.Millisecond))
+	return a, nil
+}
+
+// database is an instance's Postgres: its pools, the connection that
+// listens, the replica the lists may read, and the store over them.
+type database struct {
+	pools    pools
+	notifier *store.Notifier
+	replica  *store.Replica
+	store    *store.Store
+}
+
+// openDatabase opens the pools, migrates the schema, and builds the store.
+func openDatabase(ctx context.Context, cfg Config, log *slog.Logger) (*database, error) {
 	// River's workers, held requests' reads and the pages share main.
 	dbs, err := openPools(ctx, cfg, 25)
 	if err != nil {
 		return nil, err
 	}
-	pool := dbs.main
-	fail := func(err error) (*App, error) {
-		dbs.Close()
-		return nil, err
-	}
 	// The migrations' advisory lock is a session's: through a pooler in
 	// transaction mode it would stay with whichever server connection took it.
 	if err := store.Migrate(ctx, dbs.direct, log); err != nil {
-		return fail(err)
+		dbs.Close()
+		return nil, err
 	}
+	db := &database{pools: dbs}
 	// One connection of this instance listens: to its own commits, to
 	// changes of sign-ins and to River's channels (engine/listener.go).
 	// It is a session of its own, so it goes to Postgres itself.
-	notifier := store.NewNotifier(dbs.direct, log, engine.RiverTopics()...)
-	var replica *store.Replica
+	db.notifier = store.NewNotifier(dbs.direct, log, engine.RiverTopics()...)
 	if dbs.read != nil {
-		replica = store.NewReplica(dbs.read, cfg.ReadMaxLag, log)
+		db.replica = store.NewReplica(dbs.read, cfg.ReadMaxLag, log)
 	}
-	st, err := store.New(pool, store.Options{Notifier: notifier, Replica: replica,
+	db.store, err = store.New(dbs.main, store.Options{Notifier: db.notifier, Replica: db.replica,
 		Reach: store.ReachOptions{Mail: cfg.Mail != nil, CallJSON: apiv1.CallJSON}})
 	if err != nil {
-		return fail(err)
+		dbs.Close()
+		return nil, err
 	}
+	return db, nil
+}
 
-	keys, err := secrets(ctx, st, cfg)
+// start puts an instance together over its open database and starts it.
+func start(ctx context.Context, cfg Config, db *database, log *slog.Logger) (*App, error) {
+	keys, err := secrets(ctx, db.store, cfg)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	if err := firstAdmin(ctx, st, cfg.AdminPassword); err != nil {
-		return fail(err)
+	if err := firstAdmin(ctx, db.store, cfg.AdminPassword); err != nil {
+		return nil, err
 	}
-
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	addr := ln.Addr().String()
 	servers := cfg.Servers
 	if !cfg.serversSet {
 		// The built-in demo has tools that ask for sampling and roots.
-		servers = []ServerConfig{{Name: "demo", URL: "http://" + loopback(addr) + "/demo/mcp", Protocol: "auto",
+		servers = []ServerConfig{{Name: "demo", URL: "http://" + loopback(addr) + "/demo/mcp", Protocol: mcpclient.ProtocolAuto,
 			Sampling: true, Roots: true}}
 	}
-	for _, s := range servers {
-		if _, err := st.UpsertServer(ctx, s.Name, s.URL); err != nil {
-			ln.Close()
-			return fail(fmt.Errorf("registering server %s: %w", s.Name, err))
-		}
-		if err := st.SetServerProtocol(ctx, s.Name, s.Protocol); err != nil {
-			ln.Close()
-			return fail(err)
-		}
-		if err := st.SetServerFeatures(ctx, s.Name, s.Sampling, s.Roots); err != nil {
-			ln.Close()
-			return fail(err)
-		}
-		if s.MaxTasks > 0 {
-			// From MCP_SERVERS_FILE: replaces what the admin page set.
-			if err := st.SetServerMaxTasks(ctx, s.Name, s.MaxTasks); err != nil {
-				ln.Close()
-				return fail(err)
-			}
-		}
-		if s.HeaderName != "" {
-			// From MCP_SERVERS_FILE: kept as stored credentials are, and
-			// sent only to the server's own origin.
-			if err := st.SetServerHeader(ctx, s.Name, s.HeaderName, s.HeaderValue); err != nil {
-				ln.Close()
-				return fail(err)
-			}
-		}
-		if _, named := cfg.Roots[s.Name]; !named && s.Roots && cfg.serversSet {
-			log.Warn("roots are on for a server MCP_ROOTS gives no roots for; it is told the roots set on the admin page, or none", "server", s.Name)
-		}
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = "http://" + addr
 	}
-	// Roots set here replace those set on the admin page; a server
-	// MCP_ROOTS does not name keeps its own.
-	for name, roots := range cfg.Roots {
-		if err := st.SetServerRoots(ctx, name, roots); err != nil {
-			ln.Close()
-			return fail(err)
-		}
+	a, err := assemble(ctx, cfg, db, keys, servers, addr, publicURL, log)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := a.serve(ctx, ln, db, cfg.PprofAddr); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// assemble registers the servers and builds the engine and the handler.
+func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers []ServerConfig,
+	addr, publicURL string, log *slog.Logger) (*App, error) {
+	if err := registerServers(ctx, db.store, cfg, servers, log); err != nil {
+		return nil, err
 	}
 	// Our own demo server wants its key, like any server with credentials:
 	// registered by default, or named in MCP_SERVERS at this app's own
@@ -144,65 +150,25 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		if !ownDemo(s.URL, addr, cfg.ListenAddr) {
 			continue
 		}
-		if err := st.SetServerHeader(ctx, s.Name, "Authorization", "Bearer "+keys.demo); err != nil {
-			ln.Close()
-			return fail(err)
+		if err := db.store.SetServerHeader(ctx, s.Name, "Authorization", "Bearer "+keys.demo); err != nil {
+			return nil, err
 		}
 	}
-
-	locals := mcpclient.NewLocals()
-	for _, s := range servers {
-		if s.Command != nil {
-			// A server pinned to a handshake-era revision has a process
-			// per call only; any other shares one long-lived process too.
-			shared := s.Protocol == "auto" || s.Protocol >= mcpclient.ProtocolStateless
-			locals.Add(s.Name, *s.Command, s.MaxProcesses, shared)
-		}
-	}
+	locals := localServers(servers)
 	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: cfg.Version, RequestTimeout: cfg.RequestTimeout, Locals: locals})
-	publicURL := cfg.PublicURL
-	if publicURL == "" {
-		publicURL = "http://" + ln.Addr().String()
-	}
-	eng, err := engine.New(pool, st, mc, engine.Config{
-		RoundTTL:            cfg.RoundTTL,
-		MaxRounds:           cfg.MaxRounds,
-		MaxRestarts:         restarts(cfg.StateRestarts),
-		RequestTimeout:      cfg.RequestTimeout,
-		HeldTimeout:         cfg.HeldTimeout,
-		RetryWindow:         retryWindow(cfg.RetryWindow),
-		TaskWaitPoll:        cfg.TaskWaitPoll,
-		TaskWorkers:         cfg.TaskWorkers,
-		TaskMaxLifetime:     cfg.TaskMaxLifetime,
-		Notifier:            notifier,
-		Capabilities:        mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
-		Version:             cfg.Version,
-		ExpiryInterval:      cfg.ExpiryInterval,
-		Retention:           cfg.Retention,
-		AuditRetention:      cfg.AuditRetention,
-		RetentionInterval:   cfg.RetentionInterval,
-		HeartbeatInterval:   cfg.HeartbeatInterval,
-		Metrics:             metrics.New(st, cfg.MetricsAllow, log),
-		Mail:                cfg.Mail,
-		PublicURL:           publicURL,
-		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
-		Auth:                &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(cfg.RequestTimeout), PublicURL: publicURL},
-		Locals:              locals,
-		StderrLogLines:      cfg.StderrLogLines,
-		StderrLogPeriod:     cfg.StderrLogPeriod,
-	}, log)
+	eng, err := engine.New(db.pools.main, db.store, mc, engineConfig(cfg, db, locals, publicURL, log), log)
 	if err != nil {
-		ln.Close()
-		return fail(err)
+		return nil, err
 	}
-	scim, err := provision.Handler(st, eng.Config().InstanceID, log)
+	scim, err := provision.Handler(db.store, eng.Config().InstanceID, log)
 	if err != nil {
-		ln.Close()
-		return fail(err)
+		return nil, err
 	}
+	cat := catalog.New(catalog.Options{Store: db.store, MCP: mc, Capabilities: eng.Config().Capabilities,
+		Token: eng.AccessToken, Refused: eng.TurnedDown, Log: log})
 	h := handlers.New(handlers.Options{
 		SCIM:  scim,
-		Store: st, Engine: eng, Logger: log, Notifier: notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
+		Store: db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
 			SessionKeys:    keys.session,
@@ -223,31 +189,120 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
+	return &App{addr: addr, dbs: db.pools, engine: eng, http: srv, serveErr: make(chan error, 1), handler: h, log: log}, nil
+}
+
+// serve starts the background work, serves on ln and starts the engine.
+func (a *App) serve(ctx context.Context, ln net.Listener, db *database, pprofAddr string) error {
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
-	go notifier.Run(background)
-	if replica != nil {
-		go replica.Run(background)
+	a.stop = stopBackground
+	go db.notifier.Run(background)
+	if db.replica != nil {
+		go db.replica.Run(background)
 	}
-	a := &App{addr: addr, dbs: dbs, engine: eng, http: srv, serveErr: make(chan error, 1), stop: stopBackground, handler: h, log: log}
 	go func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := a.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			a.serveErr <- err
 		}
 	}()
-	if err := eng.Start(context.WithoutCancel(ctx)); err != nil {
-		_ = srv.Close()
+	if err := a.engine.Start(context.WithoutCancel(ctx)); err != nil {
+		_ = a.http.Close()
 		stopBackground()
-		return fail(err)
+		return err
 	}
-	if cfg.PprofAddr != "" {
+	if pprofAddr != "" {
 		// Profiling, on an address of its own that is never public.
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		go http.ListenAndServe(cfg.PprofAddr, mux) //nolint:errcheck
+		go http.ListenAndServe(pprofAddr, mux) //nolint:errcheck
 	}
-	log.Info("started", "duration", time.Since(began).Round(time.Millisecond))
-	return a, nil
+	return nil
+}
+
+// registerServers registers the configured servers, with their settings,
+// credentials and roots, as this start says they are.
+func registerServers(ctx context.Context, st *store.Store, cfg Config, servers []ServerConfig, log *slog.Logger) error {
+	for _, s := range servers {
+		if _, err := st.UpsertServer(ctx, s.Name, s.URL); err != nil {
+			return fmt.Errorf("registering server %s: %w", s.Name, err)
+		}
+		if err := st.SetServerProtocol(ctx, s.Name, s.Protocol); err != nil {
+			return err
+		}
+		if err := st.SetServerFeatures(ctx, s.Name, s.Sampling, s.Roots); err != nil {
+			return err
+		}
+		if s.MaxTasks > 0 {
+			// From MCP_SERVERS_FILE: replaces what the admin page set.
+			if err := st.SetServerMaxTasks(ctx, s.Name, s.MaxTasks); err != nil {
+				return err
+			}
+		}
+		if s.HeaderName != "" {
+			// From MCP_SERVERS_FILE: kept as stored credentials are, and
+			// sent only to the server's own origin.
+			if err := st.SetServerHeader(ctx, s.Name, s.HeaderName, s.HeaderValue); err != nil {
+				return err
+			}
+		}
+		if _, named := cfg.Roots[s.Name]; !named && s.Roots && cfg.serversSet {
+			log.Warn("roots are on for a server MCP_ROOTS gives no roots for; it is told the roots set on the admin page, or none", "server", s.Name)
+		}
+	}
+	// Roots set here replace those set on the admin page; a server
+	// MCP_ROOTS does not name keeps its own.
+	for name, roots := range cfg.Roots {
+		if err := st.SetServerRoots(ctx, name, roots); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// localServers are the servers that run as local programs.
+func localServers(servers []ServerConfig) *mcpclient.Locals {
+	locals := mcpclient.NewLocals()
+	for _, s := range servers {
+		if s.Command != nil {
+			// A server pinned to a handshake-era revision has a process
+			// per call only; any other shares one long-lived process too.
+			shared := s.Protocol == mcpclient.ProtocolAuto || s.Protocol >= mcpclient.ProtocolStateless
+			locals.Add(s.Name, *s.Command, s.MaxProcesses, shared)
+		}
+	}
+	return locals
+}
+
+// engineConfig is the engine's part of the configuration.
+func engineConfig(cfg Config, db *database, locals *mcpclient.Locals, publicURL string, log *slog.Logger) engine.Config {
+	return engine.Config{
+		RoundTTL:            cfg.RoundTTL,
+		MaxRounds:           cfg.MaxRounds,
+		MaxRestarts:         restarts(cfg.StateRestarts),
+		RequestTimeout:      cfg.RequestTimeout,
+		HeldTimeout:         cfg.HeldTimeout,
+		RetryWindow:         retryWindow(cfg.RetryWindow),
+		TaskWaitPoll:        cfg.TaskWaitPoll,
+		TaskWorkers:         cfg.TaskWorkers,
+		TaskMaxLifetime:     cfg.TaskMaxLifetime,
+		Notifier:            db.notifier,
+		Capabilities:        mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
+		Version:             cfg.Version,
+		ExpiryInterval:      cfg.ExpiryInterval,
+		Retention:           cfg.Retention,
+		AuditRetention:      cfg.AuditRetention,
+		RetentionInterval:   cfg.RetentionInterval,
+		HeartbeatInterval:   cfg.HeartbeatInterval,
+		Metrics:             metrics.New(db.store, cfg.MetricsAllow, log),
+		Mail:                cfg.Mail,
+		PublicURL:           publicURL,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		Auth:                &mcpauth.Client{HTTP: mcpauth.NewHTTPClient(cfg.RequestTimeout), PublicURL: publicURL},
+		Locals:              locals,
+		StderrLogLines:      cfg.StderrLogLines,
+		StderrLogPeriod:     cfg.StderrLogPeriod,
+	}
 }
 
 // Addr is the address the instance listens on, as host:port.

@@ -38,184 +38,268 @@ const usage = `usage:
 
 // Command runs a management command (args without the program's name)
 // against the database in DATABASE_URL, or asks whether the instance on
-// LISTEN_ADDR is up.
+// LISTEN_ADDR is up. It reads only the settings it needs (where the
+// database is; CREDENTIALS_KEY where it stores credentials), so that a
+// setting the server would refuse does not stand in the way of the
+// command that puts things right.
 func Command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, getenv func(string) string) error {
-	cfg, err := LoadConfig(getenv)
-	if err != nil {
-		return err
-	}
 	if len(args) > 0 && args[0] == "healthcheck" {
-		return healthcheck(ctx, cfg)
+		return healthcheck(ctx, or(getenv("LISTEN_ADDR"), defaultListenAddr))
 	}
 	if len(args) < 2 {
 		return errors.New(usage)
 	}
-	st, closeDB, err := openStore(ctx, cfg)
+	st, closeDB, err := openStore(ctx, databaseConfig(getenv))
 	if err != nil {
 		return err
 	}
 	defer closeDB()
+	c := cli{st: st, args: args[2:], stdin: stdin, stdout: stdout, getenv: getenv}
 	switch args[0] + " " + args[1] {
 	case "user add":
-		fs := flag.NewFlagSet("user add", flag.ContinueOnError)
-		admin := fs.Bool("admin", false, "make the user an admin")
-		email := fs.String("email", "", "the user's e-mail address, for round mail")
-		if err := fs.Parse(reorder(args[2:])); err != nil || fs.NArg() != 1 {
-			return errors.New("usage: web user add [--admin] [--email ADDRESS] NAME (password on standard input)")
-		}
-		if _, err := store.CheckEmail(*email); err != nil {
-			return err
-		}
-		password, err := bufio.NewReader(stdin).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		password = strings.TrimRight(password, "\r\n")
-		if len(password) < store.MinPasswordLength {
-			return fmt.Errorf("the password must be at least %d characters", store.MinPasswordLength)
-		}
-		u, err := st.CreateUser(ctx, fs.Arg(0), password, *admin)
-		if errors.Is(err, store.ErrConflict) {
-			return fmt.Errorf("a user named %q already exists", fs.Arg(0))
-		}
-		if err != nil {
-			return err
-		}
-		if *email != "" {
-			if err := st.SetEmail(ctx, u.Name, *email); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(stdout, "added %s%s\n", u.Name, map[bool]string{true: " (admin)"}[u.IsAdmin])
+		return c.userAdd(ctx)
 	case "user password":
-		if len(args) != 3 {
-			return errors.New("usage: web user password NAME (the new password on standard input)")
-		}
-		password, err := bufio.NewReader(stdin).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		password = strings.TrimRight(password, "\r\n")
-		err = st.SetUserPassword(ctx, args[2], password)
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("there is no user named %q (see web user list)", args[2])
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "set a new password for %s; their sessions were ended\n", args[2])
+		return c.userPassword(ctx)
 	case "user list":
-		users, err := st.Users(ctx)
-		if err != nil {
-			return err
-		}
-		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "NAME\tADMIN\tDISABLED\tCREATED")
-		for _, u := range users {
-			fmt.Fprintf(w, "%s\t%t\t%t\t%s\n", u.Name, u.IsAdmin, u.Disabled, u.CreatedAt.UTC().Format("2006-01-02 15:04"))
-		}
-		return w.Flush()
+		return c.userList(ctx)
 	case "user disable":
-		if len(args) != 3 {
-			return errors.New("usage: web user disable NAME")
-		}
-		if err := st.SetUserDisabled(ctx, args[2], true); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "disabled %s\n", args[2])
-	case "scim token":
-		return scimToken(ctx, st, args[2:], stdout)
-	case "token create":
-		if len(args) != 3 {
-			return errors.New("usage: web token create NAME")
-		}
-		u, err := st.UserByName(ctx, args[2])
-		if err != nil {
-			return err
-		}
-		if u.Disabled {
-			return fmt.Errorf("user %s is disabled", u.Name)
-		}
-		_, secret, err := st.CreateToken(ctx, u.ID, "created on the command line")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "API token for %s (shown once; send it as Authorization: Bearer TOKEN):\n%s\n", u.Name, secret)
-	case "server add":
-		fs := flag.NewFlagSet("server add", flag.ContinueOnError)
-		header := fs.String("header", "", "a header to send, such as 'Authorization: Bearer …'; - reads it from standard input")
-		if err := fs.Parse(reorder(args[2:])); err != nil || fs.NArg() != 2 {
-			return errors.New("usage: web server add NAME URL [--header 'Name: value' | --header -]")
-		}
-		if *header == "-" {
-			// Any user may read a command line (ps, /proc/<pid>/cmdline):
-			// a credential is better given here.
-			line, err := bufio.NewReader(stdin).ReadString('\n')
-			if err != nil && !errors.Is(err, io.EOF) {
-				return err
-			}
-			*header = strings.TrimRight(line, "\r\n")
-		}
-		list, err := parseServers(fs.Arg(0) + "=" + fs.Arg(1))
-		if err != nil {
-			return err
-		}
-		if _, err := st.UpsertServer(ctx, list[0].Name, list[0].URL); err != nil {
-			return err
-		}
-		if *header != "" {
-			name, value, ok := strings.Cut(*header, ":")
-			if !ok || strings.TrimSpace(name) == "" {
-				return errors.New("--header wants 'Name: value'")
-			}
-			if err := st.SetServerHeader(ctx, list[0].Name, name, strings.TrimSpace(value)); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(stdout, "registered %s at %s\n", list[0].Name, list[0].URL)
+		return c.userDisable(ctx)
 	case "user email":
-		if len(args) != 4 {
-			return errors.New("usage: web user email NAME ADDRESS")
-		}
-		if err := st.SetEmail(ctx, args[2], args[3]); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "set the e-mail address of %s\n", args[2])
+		return c.userEmail(ctx)
+	case "scim token":
+		return scimToken(ctx, st, c.args, stdout)
+	case "token create":
+		return c.tokenCreate(ctx)
+	case "server add":
+		return c.serverAdd(ctx)
 	case "team add":
-		if len(args) != 3 {
-			return errors.New("usage: web team add NAME")
-		}
-		t, err := st.CreateTeam(ctx, args[2])
-		if errors.Is(err, store.ErrConflict) {
-			return fmt.Errorf("a team named %q already exists", args[2])
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "added team %s (assign calls to team:%s)\n", t.Name, t.Name)
+		return c.teamAdd(ctx)
 	case "team member":
-		if len(args) != 5 || args[2] != "add" {
-			return errors.New("usage: web team member add TEAM USER")
-		}
-		if err := st.AddTeamMember(ctx, args[3], args[4]); err != nil {
+		return c.teamMember(ctx)
+	case "team list":
+		return c.teamList(ctx)
+	}
+	return errors.New(usage)
+}
+
+// cli is what a management command runs with: the store, the arguments
+// after the command's two words, standard input and output, and the
+// environment, for a setting a command needs.
+type cli struct {
+	st     *store.Store
+	args   []string
+	stdin  io.Reader
+	stdout io.Writer
+	getenv func(string) string
+}
+
+// line reads one line of standard input, without its line ending.
+func (c cli) line() (string, error) {
+	line, err := bufio.NewReader(c.stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// userAdd adds a user, the password read from standard input.
+func (c cli) userAdd(ctx context.Context) error {
+	fs := flag.NewFlagSet("user add", flag.ContinueOnError)
+	admin := fs.Bool("admin", false, "make the user an admin")
+	email := fs.String("email", "", "the user's e-mail address, for round mail")
+	if err := fs.Parse(reorder(c.args)); err != nil || fs.NArg() != 1 {
+		return errors.New("usage: web user add [--admin] [--email ADDRESS] NAME (password on standard input)")
+	}
+	if _, err := store.CheckEmail(*email); err != nil {
+		return err
+	}
+	password, err := c.line()
+	if err != nil {
+		return err
+	}
+	if len(password) < store.MinPasswordLength {
+		return fmt.Errorf("the password must be at least %d characters", store.MinPasswordLength)
+	}
+	u, err := c.st.CreateUser(ctx, fs.Arg(0), password, *admin)
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("a user named %q already exists", fs.Arg(0))
+	}
+	if err != nil {
+		return err
+	}
+	if *email != "" {
+		if err := c.st.SetEmail(ctx, u.Name, *email); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "added %s to team %s\n", args[4], args[3])
-	case "team list":
-		teams, err := st.Teams(ctx)
+	}
+	fmt.Fprintf(c.stdout, "added %s%s\n", u.Name, map[bool]string{true: " (admin)"}[u.IsAdmin])
+	return nil
+}
+
+// userPassword sets a user's new password, read from standard input.
+func (c cli) userPassword(ctx context.Context) error {
+	if len(c.args) != 1 {
+		return errors.New("usage: web user password NAME (the new password on standard input)")
+	}
+	password, err := c.line()
+	if err != nil {
+		return err
+	}
+	err = c.st.SetUserPassword(ctx, c.args[0], password)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("there is no user named %q (see web user list)", c.args[0])
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "set a new password for %s; their sessions were ended\n", c.args[0])
+	return nil
+}
+
+// userList lists the users.
+func (c cli) userList(ctx context.Context) error {
+	users, err := c.st.Users(ctx)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tADMIN\tDISABLED\tCREATED")
+	for _, u := range users {
+		fmt.Fprintf(w, "%s\t%t\t%t\t%s\n", u.Name, u.IsAdmin, u.Disabled, u.CreatedAt.UTC().Format("2006-01-02 15:04"))
+	}
+	return w.Flush()
+}
+
+// userDisable stops a user from signing in.
+func (c cli) userDisable(ctx context.Context) error {
+	if len(c.args) != 1 {
+		return errors.New("usage: web user disable NAME")
+	}
+	if err := c.st.SetUserDisabled(ctx, c.args[0], true); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "disabled %s\n", c.args[0])
+	return nil
+}
+
+// userEmail sets a user's e-mail address.
+func (c cli) userEmail(ctx context.Context) error {
+	if len(c.args) != 2 {
+		return errors.New("usage: web user email NAME ADDRESS")
+	}
+	if err := c.st.SetEmail(ctx, c.args[0], c.args[1]); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "set the e-mail address of %s\n", c.args[0])
+	return nil
+}
+
+// tokenCreate makes an API token for a user and prints it.
+func (c cli) tokenCreate(ctx context.Context) error {
+	if len(c.args) != 1 {
+		return errors.New("usage: web token create NAME")
+	}
+	u, err := c.st.UserByName(ctx, c.args[0])
+	if err != nil {
+		return err
+	}
+	if u.Disabled {
+		return fmt.Errorf("user %s is disabled", u.Name)
+	}
+	_, secret, err := c.st.CreateToken(ctx, u.ID, "created on the command line")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "API token for %s (shown once; send it as Authorization: Bearer TOKEN):\n%s\n", u.Name, secret)
+	return nil
+}
+
+// serverAdd registers an MCP server, with optional credentials.
+func (c cli) serverAdd(ctx context.Context) error {
+	fs := flag.NewFlagSet("server add", flag.ContinueOnError)
+	header := fs.String("header", "", "a header to send, such as 'Authorization: Bearer …'; - reads it from standard input")
+	if err := fs.Parse(reorder(c.args)); err != nil || fs.NArg() != 2 {
+		return errors.New("usage: web server add NAME URL [--header 'Name: value' | --header -]")
+	}
+	if *header == "-" {
+		// Any user may read a command line (ps, /proc/<pid>/cmdline):
+		// a credential is better given here.
+		line, err := c.line()
 		if err != nil {
 			return err
 		}
-		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "TEAM\tMEMBERS")
-		for _, t := range teams {
-			fmt.Fprintf(w, "%s\t%s\n", t.Name, strings.Join(t.Members, ", "))
-		}
-		return w.Flush()
-	default:
-		return errors.New(usage)
+		*header = line
 	}
+	list, err := parseServers(fs.Arg(0) + "=" + fs.Arg(1))
+	if err != nil {
+		return err
+	}
+	if *header != "" {
+		// Credentials are stored encrypted, with the server's key.
+		key, err := parseCredentialsKey(c.getenv("CREDENTIALS_KEY"))
+		if err != nil {
+			return err
+		}
+		if err := useCredentialsKey(ctx, c.st, key); err != nil {
+			return err
+		}
+	}
+	if _, err := c.st.UpsertServer(ctx, list[0].Name, list[0].URL); err != nil {
+		return err
+	}
+	if *header != "" {
+		name, value, ok := strings.Cut(*header, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return errors.New("--header wants 'Name: value'")
+		}
+		if err := c.st.SetServerHeader(ctx, list[0].Name, name, strings.TrimSpace(value)); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(c.stdout, "registered %s at %s\n", list[0].Name, list[0].URL)
 	return nil
+}
+
+// teamAdd adds a team.
+func (c cli) teamAdd(ctx context.Context) error {
+	if len(c.args) != 1 {
+		return errors.New("usage: web team add NAME")
+	}
+	t, err := c.st.CreateTeam(ctx, c.args[0])
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("a team named %q already exists", c.args[0])
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "added team %s (assign calls to team:%s)\n", t.Name, t.Name)
+	return nil
+}
+
+// teamMember adds a user to a team.
+func (c cli) teamMember(ctx context.Context) error {
+	if len(c.args) != 3 || c.args[0] != "add" {
+		return errors.New("usage: web team member add TEAM USER")
+	}
+	if err := c.st.AddTeamMember(ctx, c.args[1], c.args[2]); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "added %s to team %s\n", c.args[2], c.args[1])
+	return nil
+}
+
+// teamList lists the teams and their members.
+func (c cli) teamList(ctx context.Context) error {
+	teams, err := c.st.Teams(ctx)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TEAM\tMEMBERS")
+	for _, t := range teams {
+		fmt.Fprintf(w, "%s\t%s\n", t.Name, strings.Join(t.Members, ", "))
+	}
+	return w.Flush()
 }
 
 // scimToken makes, lists or revokes provisioning tokens.
@@ -256,12 +340,12 @@ func scimToken(ctx context.Context, st *store.Store, args []string, stdout io.Wr
 	return nil
 }
 
-// healthcheck asks a running instance on LISTEN_ADDR whether it is up, for
-// container health checks in images without curl.
-func healthcheck(ctx context.Context, cfg Config) error {
+// healthcheck asks a running instance on listenAddr (LISTEN_ADDR) whether
+// it is up, for container health checks in images without curl.
+func healthcheck(ctx context.Context, listenAddr string) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+loopback(cfg.ListenAddr)+"/healthz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+loopback(listenAddr)+"/healthz", nil)
 	if err != nil {
 		return err
 	}
@@ -294,7 +378,8 @@ func reorder(args []string) []string {
 	return append(flags, rest...)
 }
 
-// openStore connects and migrates, as the server does at start.
+// openStore connects to the database cfg names and migrates it, as the
+// server does at start.
 func openStore(ctx context.Context, cfg Config) (*store.Store, func(), error) {
 	dbs, err := openPools(ctx, cfg, 0)
 	if err != nil {
@@ -306,11 +391,6 @@ func openStore(ctx context.Context, cfg Config) (*store.Store, func(), error) {
 	}
 	st, err := store.New(dbs.main)
 	if err != nil {
-		dbs.Close()
-		return nil, nil, err
-	}
-	// The credentials key, so that server headers can be stored.
-	if _, err := secrets(ctx, st, cfg); err != nil {
 		dbs.Close()
 		return nil, nil, err
 	}

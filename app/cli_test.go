@@ -95,6 +95,50 @@ func TestUserCommands(t *testing.T) {
 	}
 }
 
+// TestUserPasswordBreakGlass: a setting the server would refuse (a
+// duration that is not one, sign-on at a plain-http provider) does not
+// stand in the way of the command meant to put things right: web user
+// password reads only where the database is.
+func TestUserPasswordBreakGlass(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDatabase(t)
+	env := map[string]string{"DATABASE_URL": db}
+	getenv := func(k string) string { return env[k] }
+	run := func(stdin string, args ...string) (string, error) {
+		var out bytes.Buffer
+		err := Command(context.Background(), args, strings.NewReader(stdin), &out, getenv)
+		return out.String(), err
+	}
+	if _, err := run("the first admin password\n", "user", "add", "--admin", "admin"); err != nil {
+		t.Fatal(err)
+	}
+	env["ROUND_TTL"], env["OIDC_ISSUER"] = "bogus", "http://example.com"
+	if _, err := LoadConfig(getenv); err == nil {
+		t.Fatal("LoadConfig took ROUND_TTL=bogus and a plain-http OIDC_ISSUER; the test means nothing")
+	}
+	out, err := run("the break-glass password\n", "user", "password", "admin")
+	if err != nil || !strings.Contains(out, "set a new password for admin") {
+		t.Fatalf("web user password admin with a wrong setting elsewhere: %q, %v", out, err)
+	}
+	st, closeDB, err := openStore(context.Background(), databaseConfig(getenv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeDB()
+	if _, err := st.Authenticate(context.Background(), "admin", "the break-glass password"); err != nil {
+		t.Errorf("the new password does not sign in: %v", err)
+	}
+	// A wrong CREDENTIALS_KEY is still refused where credentials are stored.
+	env["CREDENTIALS_KEY"] = "short"
+	args := []string{"server", "add", "issues", "https://mcp.example/mcp", "--header", "Authorization: Bearer x"}
+	if _, err := run("", args...); err == nil || !strings.Contains(err.Error(), "CREDENTIALS_KEY") {
+		t.Errorf("server add --header with a wrong CREDENTIALS_KEY: %v, want it refused", err)
+	}
+	if _, err := st.ServerByName(context.Background(), "issues"); err == nil {
+		t.Error("server add registered the server though its credentials could not be stored")
+	}
+}
+
 // TestServerAddHeaderFromStdin: "web server add --header -" takes the
 // credential from standard input, so it is never in the command line.
 func TestServerAddHeaderFromStdin(t *testing.T) {
@@ -110,15 +154,14 @@ func TestServerAddHeaderFromStdin(t *testing.T) {
 	if err := Command(context.Background(), args, strings.NewReader("Authorization: Bearer from-stdin\n"), io.Discard, getenv); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, closeDB, err := openStore(context.Background(), cfg)
+	st, closeDB, err := openStore(context.Background(), databaseConfig(getenv))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeDB()
+	if err := useCredentialsKey(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
 	srv, err := st.ServerByName(context.Background(), "issues")
 	if err != nil {
 		t.Fatal(err)

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/localproc"
 	"github.com/mcp-rounds/rounds/mcpclient"
-	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -88,17 +88,17 @@ type Config struct {
 	Version   string
 	PprofAddr string
 	// TaskWaitPoll is how often at most a server's task is polled while
-	// its question waits for a person, or after a person stopped it.
+	// its question waits for a person.
 	TaskWaitPoll time.Duration
-	// StderrLogLines of each local server's stderr are logged every
-	// StderrLogPeriod at most (LOCAL_STDERR_LOG).
-	StderrLogLines  int
-	StderrLogPeriod time.Duration
 	// TaskWorkers is how many task polls one instance runs at once, apart
 	// from every other job; TaskMaxLifetime how long a task without a
 	// lifetime of its own is followed.
 	TaskWorkers     int
 	TaskMaxLifetime time.Duration
+	// StderrLogLines of each local server's stderr are logged every
+	// StderrLogPeriod at most (LOCAL_STDERR_LOG).
+	StderrLogLines  int
+	StderrLogPeriod time.Duration
 }
 
 // ServerConfig is an MCP server named in MCP_SERVERS.
@@ -132,98 +132,86 @@ var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // LoadConfig reads the configuration through getenv (os.Getenv, or a map
 // in tests) and says in words what is wrong with a setting.
 func LoadConfig(getenv func(string) string) (Config, error) {
-	cfg := Config{
-		DatabaseURL:       or(getenv("DATABASE_URL"), defaultDatabaseURL),
-		DatabaseDirectURL: getenv("DATABASE_DIRECT_URL"),
-		DatabaseReadURL:   getenv("DATABASE_READ_URL"),
-		ReadMaxLag:        DefaultReadMaxLag,
-		ListenAddr:        or(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
-		RoundTTL:          engine.DefaultRoundTTL,
-		MaxRounds:         engine.DefaultMaxRounds,
-		StateRestarts:     engine.DefaultMaxRestarts,
-		RequestTimeout:    engine.DefaultRequestTimeout,
-		Version:           "dev",
-		PprofAddr:         getenv("PPROF_ADDR"),
-	}
-	var err error
-	if v := getenv("READ_MAX_LAG"); v != "" {
-		if cfg.ReadMaxLag, err = time.ParseDuration(v); err != nil || cfg.ReadMaxLag <= 0 {
-			return cfg, fmt.Errorf("READ_MAX_LAG: want a positive Go duration such as 10s, got %q", v)
+	cfg := databaseConfig(getenv)
+	cfg.DatabaseReadURL = getenv("DATABASE_READ_URL")
+	cfg.ListenAddr = or(getenv("LISTEN_ADDR"), defaultListenAddr)
+	cfg.Version = "dev"
+	cfg.PprofAddr = getenv("PPROF_ADDR")
+	cfg.TrustedHeader = getenv("TRUSTED_PROXY_HEADER")
+	cfg.AdminPassword = getenv("ADMIN_PASSWORD")
+	for _, step := range []func(*Config, func(string) string) error{
+		(*Config).readNumbers,
+		(*Config).readSessions,
+		(*Config).readReach,
+		(*Config).readTrusted,
+		(*Config).readCredentialsKey,
+		(*Config).readSignIn,
+		(*Config).readServers,
+	} {
+		if err := step(&cfg, getenv); err != nil {
+			return cfg, err
 		}
 	}
-	if v := getenv("ROUND_TTL"); v != "" {
-		if cfg.RoundTTL, err = time.ParseDuration(v); err != nil || cfg.RoundTTL <= 0 {
-			return cfg, fmt.Errorf("ROUND_TTL: want a positive Go duration such as 30m, got %q", v)
-		}
-	}
-	if v := getenv("MCP_REQUEST_TIMEOUT"); v != "" {
-		if cfg.RequestTimeout, err = time.ParseDuration(v); err != nil || cfg.RequestTimeout <= 0 {
-			return cfg, fmt.Errorf("MCP_REQUEST_TIMEOUT: want a positive Go duration such as 15s, got %q", v)
-		}
-	}
-	if v := getenv("MAX_ROUNDS"); v != "" {
-		if cfg.MaxRounds, err = strconv.Atoi(v); err != nil || cfg.MaxRounds < 1 {
-			return cfg, fmt.Errorf("MAX_ROUNDS: want a whole number of at least 1, got %q", v)
-		}
-	}
-	if v := getenv("STATE_RESTARTS"); v != "" {
-		if cfg.StateRestarts, err = strconv.Atoi(v); err != nil || cfg.StateRestarts < 0 {
-			return cfg, fmt.Errorf("STATE_RESTARTS: want a whole number, 0 or more, got %q", v)
-		}
-	}
-	cfg.HeldTimeout = engine.DefaultHeldTimeout
-	if v := getenv("HELD_TIMEOUT"); v != "" {
-		if cfg.HeldTimeout, err = time.ParseDuration(v); err != nil || cfg.HeldTimeout <= 0 {
-			return cfg, fmt.Errorf("HELD_TIMEOUT: want a positive Go duration such as 10m, got %q", v)
-		}
-	}
-	cfg.RetryWindow = engine.DefaultRetryWindow
-	if v := getenv("RETRY_WINDOW"); v != "" {
-		if cfg.RetryWindow, err = time.ParseDuration(v); err != nil || cfg.RetryWindow < 0 {
-			return cfg, fmt.Errorf("RETRY_WINDOW: want a Go duration such as 10m (0 for never), got %q", v)
-		}
-	}
-	if err := cfg.readTaskSettings(getenv); err != nil {
-		return cfg, err
-	}
-	cfg.SessionTTL = 12 * time.Hour
-	if v := getenv("SESSION_TTL"); v != "" {
-		if cfg.SessionTTL, err = time.ParseDuration(v); err != nil || cfg.SessionTTL <= 0 {
-			return cfg, fmt.Errorf("SESSION_TTL: want a positive Go duration such as 12h, got %q", v)
-		}
-	}
+	return cfg, nil
+}
+
+const defaultListenAddr = "127.0.0.1:8080"
+
+// databaseConfig is where the database is (DATABASE_URL and
+// DATABASE_DIRECT_URL): all that the management commands read to reach
+// it, and where LoadConfig starts.
+func databaseConfig(getenv func(string) string) Config {
+	return Config{DatabaseURL: or(getenv("DATABASE_URL"), defaultDatabaseURL), DatabaseDirectURL: getenv("DATABASE_DIRECT_URL")}
+}
+
+// readSessions reads SESSION_KEYS, the secrets sessions are signed and
+// encrypted with, and PUBLIC_URL, which says whether cookies are secure.
+func (c *Config) readSessions(getenv func(string) string) error {
 	for key := range strings.SplitSeq(getenv("SESSION_KEYS"), ",") {
 		if key = strings.TrimSpace(key); key == "" {
 			continue
 		}
 		if len(key) < 32 {
-			return cfg, errors.New("SESSION_KEYS: each key must be at least 32 characters")
+			return errors.New("SESSION_KEYS: each key must be at least 32 characters")
 		}
-		cfg.SessionKeys = append(cfg.SessionKeys, sessionKeyPair(key)...)
+		c.SessionKeys = append(c.SessionKeys, sessionKeyPair(key)...)
 	}
 	if v := getenv("PUBLIC_URL"); v != "" {
 		u, err := url.Parse(v)
 		if err != nil || u.Host == "" {
-			return cfg, fmt.Errorf("PUBLIC_URL: want an absolute URL, got %q", v)
+			return fmt.Errorf("PUBLIC_URL: want an absolute URL, got %q", v)
 		}
-		cfg.SecureCookies = u.Scheme == "https"
-		cfg.PublicURL = strings.TrimRight(v, "/")
-		cfg.PublicOrigin = u.Scheme + "://" + u.Host
+		c.SecureCookies = u.Scheme == "https"
+		c.PublicURL = strings.TrimRight(v, "/")
+		c.PublicOrigin = u.Scheme + "://" + u.Host
 	}
-	if cfg.Mail, err = engine.ParseMail(getenv("SMTP_URL"), getenv("MAIL_FROM")); err != nil {
-		return cfg, err
+	return nil
+}
+
+// readReach reads how people are reached (round mail, webhooks) and where
+// tools' icons may come from.
+func (c *Config) readReach(getenv func(string) string) error {
+	var err error
+	if c.Mail, err = engine.ParseMail(getenv("SMTP_URL"), getenv("MAIL_FROM")); err != nil {
+		return err
 	}
-	if v := getenv("WEBHOOK_ALLOW_PRIVATE"); v != "" {
-		if cfg.WebhookAllowPrivate, err = strconv.ParseBool(v); err != nil {
-			return cfg, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE: want true or false, got %q", v)
+	for _, s := range []struct {
+		name string
+		to   *bool
+	}{{"WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPrivate}, {"ICON_ALLOW_PRIVATE", &c.IconAllowPrivate}} {
+		if v := getenv(s.name); v != "" {
+			if *s.to, err = strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("%s: want true or false, got %q", s.name, v)
+			}
 		}
 	}
-	if v := getenv("ICON_ALLOW_PRIVATE"); v != "" {
-		if cfg.IconAllowPrivate, err = strconv.ParseBool(v); err != nil {
-			return cfg, fmt.Errorf("ICON_ALLOW_PRIVATE: want true or false, got %q", v)
-		}
-	}
-	cfg.TrustedHeader = getenv("TRUSTED_PROXY_HEADER")
+	return nil
+}
+
+// readTrusted reads the addresses trusted: TRUSTED_PROXIES, which may set
+// TRUSTED_PROXY_HEADER, and METRICS_ALLOW, which may scrape /metrics
+// without a token.
+func (c *Config) readTrusted(getenv func(string) string) error {
 	for p := range strings.SplitSeq(getenv("TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
@@ -232,119 +220,89 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		if err != nil {
 			addr, aerr := netip.ParseAddr(p)
 			if aerr != nil {
-				return cfg, fmt.Errorf("TRUSTED_PROXIES: %q is neither an address nor a CIDR range", p)
+				return fmt.Errorf("TRUSTED_PROXIES: %q is neither an address nor a CIDR range", p)
 			}
 			prefix = netip.PrefixFrom(addr, addr.BitLen())
 		}
-		cfg.TrustedProxies = append(cfg.TrustedProxies, prefix)
+		c.TrustedProxies = append(c.TrustedProxies, prefix)
 	}
-	if cfg.TrustedHeader != "" && len(cfg.TrustedProxies) == 0 {
-		return cfg, errors.New("TRUSTED_PROXY_HEADER needs TRUSTED_PROXIES: the addresses allowed to set it")
+	if c.TrustedHeader != "" && len(c.TrustedProxies) == 0 {
+		return errors.New("TRUSTED_PROXY_HEADER needs TRUSTED_PROXIES: the addresses allowed to set it")
 	}
-	if v := getenv("CREDENTIALS_KEY"); v != "" {
-		if cfg.CredentialsKey, err = base64.StdEncoding.DecodeString(v); err != nil || len(cfg.CredentialsKey) != 32 {
-			return cfg, errors.New("CREDENTIALS_KEY: want 32 random bytes in base64 (openssl rand -base64 32)")
-		}
+	var err error
+	c.MetricsAllow, err = parsePrefixes("METRICS_ALLOW", or(getenv("METRICS_ALLOW"), "127.0.0.0/8,::1"))
+	return err
+}
+
+// readCredentialsKey reads CREDENTIALS_KEY, which servers' credentials are
+// encrypted with; without it, one is kept in Postgres.
+func (c *Config) readCredentialsKey(getenv func(string) string) error {
+	var err error
+	c.CredentialsKey, err = parseCredentialsKey(getenv("CREDENTIALS_KEY"))
+	return err
+}
+
+// parseCredentialsKey reads CREDENTIALS_KEY; nil when it is empty.
+func parseCredentialsKey(v string) ([]byte, error) {
+	if v == "" {
+		return nil, nil
 	}
-	cfg.AdminPassword = getenv("ADMIN_PASSWORD")
-	if cfg.SSO, err = parseSSO(getenv); err != nil {
-		return cfg, err
+	key, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(key) != 32 {
+		return key, errors.New("CREDENTIALS_KEY: want 32 random bytes in base64 (openssl rand -base64 32)")
+	}
+	return key, nil
+}
+
+// readSignIn reads single sign-on (OIDC_*) and PASSWORD_SIGN_IN, which
+// may be off only when there is another way in.
+func (c *Config) readSignIn(getenv func(string) string) error {
+	var err error
+	if c.SSO, err = parseSSO(getenv); err != nil {
+		return err
 	}
 	switch v := getenv("PASSWORD_SIGN_IN"); v {
 	case "", "on":
 	case "off":
-		if cfg.SSO.Issuer == "" && cfg.TrustedHeader == "" {
-			return cfg, errors.New("PASSWORD_SIGN_IN=off needs another way in: OIDC_ISSUER or TRUSTED_PROXY_HEADER")
+		if c.SSO.Issuer == "" && c.TrustedHeader == "" {
+			return errors.New("PASSWORD_SIGN_IN=off needs another way in: OIDC_ISSUER or TRUSTED_PROXY_HEADER")
 		}
-		cfg.PasswordSignInOff = true
+		c.PasswordSignInOff = true
 	default:
-		return cfg, fmt.Errorf("PASSWORD_SIGN_IN: want on or off, got %q", v)
+		return fmt.Errorf("PASSWORD_SIGN_IN: want on or off, got %q", v)
 	}
+	return nil
+}
+
+// readServers reads the servers MCP_SERVERS and MCP_SERVERS_FILE name,
+// how much of local servers' stderr is logged, and the roots MCP_ROOTS
+// gives servers.
+func (c *Config) readServers(getenv func(string) string) error {
+	var err error
 	if v, ok := lookup(getenv, "MCP_SERVERS"); ok {
-		cfg.serversSet = true
-		if cfg.Servers, err = parseServers(v); err != nil {
-			return cfg, err
+		c.serversSet = true
+		if c.Servers, err = parseServers(v); err != nil {
+			return err
 		}
 	}
 	if path := getenv("MCP_SERVERS_FILE"); path != "" {
 		more, err := loadServersFile(path, getenv)
 		if err != nil {
-			return cfg, err
+			return err
 		}
 		for _, s := range more {
-			if slices.ContainsFunc(cfg.Servers, func(o ServerConfig) bool { return o.Name == s.Name }) {
-				return cfg, fmt.Errorf("MCP_SERVERS_FILE: server %s is named in MCP_SERVERS too", s.Name)
+			if slices.ContainsFunc(c.Servers, func(o ServerConfig) bool { return o.Name == s.Name }) {
+				return fmt.Errorf("MCP_SERVERS_FILE: server %s is named in MCP_SERVERS too", s.Name)
 			}
 		}
-		cfg.serversSet = true
-		cfg.Servers = append(cfg.Servers, more...)
+		c.serversSet = true
+		c.Servers = append(c.Servers, more...)
 	}
-	if cfg.StderrLogLines, cfg.StderrLogPeriod, err = parseStderrLog(getenv("LOCAL_STDERR_LOG")); err != nil {
-		return cfg, err
+	if c.StderrLogLines, c.StderrLogPeriod, err = parseStderrLog(getenv("LOCAL_STDERR_LOG")); err != nil {
+		return err
 	}
-	if cfg.Roots, err = parseRoots(getenv("MCP_ROOTS")); err != nil {
-		return cfg, err
-	}
-	if cfg.MetricsAllow, err = parsePrefixes("METRICS_ALLOW", or(getenv("METRICS_ALLOW"), "127.0.0.0/8,::1")); err != nil {
-		return cfg, err
-	}
-	cfg.Retention, cfg.AuditRetention = engine.DefaultRetention, engine.DefaultAuditRetention
-	for name, d := range map[string]*time.Duration{"RETENTION": &cfg.Retention, "AUDIT_RETENTION": &cfg.AuditRetention} {
-		if v := getenv(name); v != "" {
-			if *d, err = parseDays(v); err != nil || *d <= 0 {
-				return cfg, fmt.Errorf("%s: want a number of days such as 90d, or a Go duration such as 2160h, got %q", name, v)
-			}
-		}
-	}
-	if cfg.AuditRetention < 24*time.Hour {
-		return cfg, fmt.Errorf("AUDIT_RETENTION: the audit log is kept at least a day (1d), got %q", getenv("AUDIT_RETENTION"))
-	}
-	for name, d := range map[string]*time.Duration{"EXPIRY_INTERVAL": &cfg.ExpiryInterval, "HEARTBEAT_INTERVAL": &cfg.HeartbeatInterval,
-		"RETENTION_INTERVAL": &cfg.RetentionInterval} {
-		if v := getenv(name); v != "" {
-			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
-				return cfg, fmt.Errorf("%s: want a positive Go duration such as 30s, got %q", name, v)
-			}
-		}
-	}
-	return cfg, nil
-}
-
-// readTaskSettings reads the settings of tasks: TASK_WAIT_POLL,
-// TASK_WORKERS and TASK_MAX_LIFETIME.
-func (cfg *Config) readTaskSettings(getenv func(string) string) error {
-	var err error
-	cfg.TaskWaitPoll = engine.DefaultTaskWaitPoll
-	if v := getenv("TASK_WAIT_POLL"); v != "" {
-		if cfg.TaskWaitPoll, err = time.ParseDuration(v); err != nil || cfg.TaskWaitPoll <= 0 {
-			return fmt.Errorf("TASK_WAIT_POLL: want a positive Go duration such as 30s, got %q", v)
-		}
-	}
-	cfg.TaskWorkers = engine.DefaultTaskWorkers
-	if v := getenv("TASK_WORKERS"); v != "" {
-		if cfg.TaskWorkers, err = strconv.Atoi(v); err != nil || cfg.TaskWorkers < 1 {
-			return fmt.Errorf("TASK_WORKERS: want a whole number of at least 1, got %q", v)
-		}
-	}
-	cfg.TaskMaxLifetime = engine.DefaultTaskLifetime
-	if v := getenv("TASK_MAX_LIFETIME"); v != "" {
-		if cfg.TaskMaxLifetime, err = parseDays(v); err != nil || cfg.TaskMaxLifetime <= 0 {
-			return fmt.Errorf("TASK_MAX_LIFETIME: want a number of days such as 7d, or a Go duration such as 36h, got %q", v)
-		}
-	}
-	return nil
-}
-
-// parseDays reads a number of days ("90d") or a Go duration ("2160h").
-func parseDays(v string) (time.Duration, error) {
-	if n, ok := strings.CutSuffix(v, "d"); ok {
-		days, err := strconv.Atoi(n)
-		if err != nil {
-			return 0, err
-		}
-		return time.Duration(days) * 24 * time.Hour, nil
-	}
-	return time.ParseDuration(v)
+	c.Roots, err = parseRoots(getenv("MCP_ROOTS"))
+	return err
 }
 
 // parsePrefixes reads a list of addresses and CIDR ranges: 10.0.0.0/8,::1.
@@ -379,7 +337,7 @@ func parseServers(v string) ([]ServerConfig, error) {
 			continue
 		}
 		name, rawURL, ok := strings.Cut(item, "=")
-		sc := ServerConfig{Protocol: "auto"}
+		sc := ServerConfig{Protocol: mcpclient.ProtocolAuto}
 		if base, flags, found := strings.Cut(name, "["); found && strings.HasSuffix(flags, "]") {
 			name = base
 			for flag := range strings.SplitSeq(strings.TrimSuffix(flags, "]"), ",") {
@@ -389,7 +347,7 @@ func parseServers(v string) ([]ServerConfig, error) {
 					sc.Sampling = true
 				case flag == "roots":
 					sc.Roots = true
-				case flag == "auto" || mcpclient.KnownRevision(flag):
+				case flag == mcpclient.ProtocolAuto || mcpclient.KnownRevision(flag):
 					sc.Protocol = flag
 				default:
 					return nil, fmt.Errorf("MCP_SERVERS: %q: unknown setting %q (sampling, roots, or a protocol revision such as 2025-11-25, or auto)", item, flag)
@@ -486,78 +444,6 @@ func lookup(getenv func(string) string, key string) (string, bool) {
 	return v, v != ""
 }
 
-// SSOConfig is single sign-on through an OpenID Connect provider.
-type SSOConfig struct {
-	Issuer, ClientID, ClientSecret string
-	Name                           string // what the sign-in button calls it
-	GroupsClaim                    string
-	AdminGroups                    []string
-	// AllowedDomains and AllowedGroups limit who may sign in; TeamGroups
-	// name the groups that map to teams (empty: every group does).
-	AllowedDomains, AllowedGroups, TeamGroups []string
-	// Recheck is how often at most a signed-on account in use is checked
-	// again at the provider; Timeout bounds each request to it.
-	Recheck, Timeout time.Duration
-}
-
-// parseSSO reads the OIDC_* settings; without OIDC_ISSUER sign-on is off.
-func parseSSO(getenv func(string) string) (SSOConfig, error) {
-	c := SSOConfig{Issuer: getenv("OIDC_ISSUER"), ClientID: getenv("OIDC_CLIENT_ID"),
-		ClientSecret: getenv("OIDC_CLIENT_SECRET"), Name: getenv("OIDC_NAME"), GroupsClaim: getenv("OIDC_GROUPS_CLAIM"),
-		AdminGroups: list(getenv("OIDC_ADMIN_GROUPS")), AllowedGroups: list(getenv("OIDC_ALLOWED_GROUPS")),
-		TeamGroups: list(getenv("OIDC_TEAM_GROUPS"))}
-	for _, d := range list(getenv("OIDC_ALLOWED_DOMAINS")) {
-		d = strings.TrimPrefix(d, "@")
-		if strings.ContainsAny(d, "@/: ") || !strings.Contains(d, ".") {
-			return c, fmt.Errorf("OIDC_ALLOWED_DOMAINS: want e-mail domains such as example.com, got %q", d)
-		}
-		c.AllowedDomains = append(c.AllowedDomains, d)
-	}
-	for name, d := range map[string]*time.Duration{"OIDC_RECHECK": &c.Recheck, "OIDC_TIMEOUT": &c.Timeout} {
-		v := getenv(name)
-		if v == "" {
-			continue
-		}
-		var err error
-		if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
-			return c, fmt.Errorf("%s: want a positive Go duration such as 5m, got %q", name, v)
-		}
-	}
-	if c.Issuer == "" {
-		if c.ClientID != "" {
-			return c, errors.New("OIDC_CLIENT_ID needs OIDC_ISSUER: the provider's issuer URL")
-		}
-		return c, nil
-	}
-	if c.Recheck == 0 {
-		c.Recheck = sso.DefaultRecheck
-	}
-	if c.Timeout == 0 {
-		c.Timeout = sso.DefaultTimeout
-	}
-	u, err := url.Parse(c.Issuer)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return c, fmt.Errorf("OIDC_ISSUER: want the provider's issuer URL, such as https://login.example.com, got %q", c.Issuer)
-	}
-	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
-		return c, fmt.Errorf("OIDC_ISSUER: %q is plain http, so the client secret and people's tokens would cross the network "+
-			"unencrypted; use https (http is allowed only for a provider on this machine: localhost, 127.0.0.1, ::1)", c.Issuer)
-	}
-	if c.ClientID == "" {
-		return c, errors.New("OIDC_ISSUER needs OIDC_CLIENT_ID: the client id the provider gave Rounds")
-	}
-	return c, nil
-}
-
-// isLoopback says whether a host names this machine.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	addr, err := netip.ParseAddr(host)
-	return err == nil && addr.Unmap().IsLoopback()
-}
-
 // list reads a comma-separated list, dropping blanks.
 func list(v string) []string {
 	var out []string
@@ -570,11 +456,11 @@ func list(v string) []string {
 }
 
 // parseStderrLog reads LOCAL_STDERR_LOG: how many lines of a local
-// server's stderr are logged in how long, "1000/1m"; the engine's
+// server's stderr are logged in how long, "1000/1m"; localproc's
 // defaults when it is empty.
 func parseStderrLog(v string) (int, time.Duration, error) {
 	if v == "" {
-		return engine.DefaultStderrLogLines, engine.DefaultStderrLogPeriod, nil
+		return localproc.DefaultStderrLogLines, localproc.DefaultStderrLogPeriod, nil
 	}
 	lines, period, _ := strings.Cut(v, "/")
 	n, err := strconv.Atoi(lines)

@@ -30,14 +30,7 @@ func secrets(ctx context.Context, st *store.Store, cfg Config) (keys, error) {
 		}
 		k.session = sessionKeyPair(base64.StdEncoding.EncodeToString(secret))
 	}
-	credentials := cfg.CredentialsKey
-	if credentials == nil {
-		var err error
-		if credentials, err = st.Secret(ctx, "credentials-key", 32); err != nil {
-			return k, err
-		}
-	}
-	if err := st.UseCredentialsKey(credentials); err != nil {
+	if err := useCredentialsKey(ctx, st, cfg.CredentialsKey); err != nil {
 		return k, err
 	}
 	demo, err := st.Secret(ctx, "demo-mcp-key", 32)
@@ -49,6 +42,18 @@ func secrets(ctx context.Context, st *store.Store, cfg Config) (keys, error) {
 		return k, err
 	}
 	return k, nil
+}
+
+// useCredentialsKey has st encrypt servers' credentials with key
+// (CREDENTIALS_KEY), or with the key kept in Postgres when it is nil.
+func useCredentialsKey(ctx context.Context, st *store.Store, key []byte) error {
+	if key == nil {
+		var err error
+		if key, err = st.Secret(ctx, "credentials-key", 32); err != nil {
+			return err
+		}
+	}
+	return st.UseCredentialsKey(key)
 }
 
 // firstAdmin makes an admin when there are no users at all, so a new

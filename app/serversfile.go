@@ -150,12 +150,12 @@ func parseServersFile(path string, data []byte, getenv func(string) string) ([]S
 // server checks an entry and turns it into a server's configuration, its
 // ${NAME}s taken from the environment.
 func (e fileEntry) server(name string, getenv func(string) string) (ServerConfig, error) {
-	sc := ServerConfig{Name: name, Protocol: "auto", Sampling: e.Sampling, Roots: e.Roots}
+	sc := ServerConfig{Name: name, Protocol: mcpclient.ProtocolAuto, Sampling: e.Sampling, Roots: e.Roots}
 	if !serverName.MatchString(name) {
 		return sc, errors.New("a name is letters, digits, '.', '_' or '-', at most 63")
 	}
 	if e.Protocol != "" {
-		if e.Protocol != "auto" && !mcpclient.KnownRevision(e.Protocol) {
+		if e.Protocol != mcpclient.ProtocolAuto && !mcpclient.KnownRevision(e.Protocol) {
 			return sc, fmt.Errorf("unknown protocol %q (a revision such as %s, or auto)", e.Protocol, mcpclient.ProtocolHandshake)
 		}
 		sc.Protocol = e.Protocol

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/mcp-rounds/rounds/localproc"
 	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
@@ -95,7 +96,8 @@ type Config struct {
 	// already spent trying, up to a minute, or what the server asked for.
 	RetryWindow  time.Duration
 	RetryBackoff time.Duration
-	// Locals are the local servers (stdio) this instance runs; see local.go.
+	// Locals are the local servers (stdio) this instance runs (see
+	// localproc, and local.go for their calls' jobs).
 	// At most StderrLogLines lines of each one's stderr are logged every
 	// StderrLogPeriod; default 1000 a minute.
 	Locals          *mcpclient.Locals
@@ -200,10 +202,10 @@ func (c Config) withDefaults() Config {
 		c.TaskWaitPoll = DefaultTaskWaitPoll
 	}
 	if c.StderrLogLines <= 0 {
-		c.StderrLogLines = DefaultStderrLogLines
+		c.StderrLogLines = localproc.DefaultStderrLogLines
 	}
 	if c.StderrLogPeriod <= 0 {
-		c.StderrLogPeriod = DefaultStderrLogPeriod
+		c.StderrLogPeriod = localproc.DefaultStderrLogPeriod
 	}
 	if c.TaskWorkers <= 0 {
 		c.TaskWorkers = DefaultTaskWorkers
@@ -234,10 +236,8 @@ type Engine struct {
 	holding  map[int64]heldJob
 	stopping bool
 
-	// The local servers' long-lived processes (local.go).
-	localStop  context.CancelFunc
-	localDone  sync.WaitGroup
-	stderrLogs map[string]*stderrLog
+	// locals runs the local servers' long-lived processes.
+	locals *localproc.Supervisor
 	// direct sends the requests this instance commits (request.go).
 	direct *directSends
 }
@@ -245,6 +245,8 @@ type Engine struct {
 // New builds an engine over pool. Call Start to begin working jobs.
 func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, log *slog.Logger) (*Engine, error) {
 	e := &Engine{store: st, mcp: mc, cfg: cfg.withDefaults(), log: log, holding: map[int64]heldJob{}}
+	e.locals = localproc.New(st, localproc.Config{Locals: e.cfg.Locals, InstanceID: e.cfg.InstanceID,
+		StderrLogLines: e.cfg.StderrLogLines, StderrLogPeriod: e.cfg.StderrLogPeriod}, log)
 	e.direct = &directSends{slots: make(chan struct{}, e.cfg.Workers)}
 	e.webhooks = webhookClient(e.cfg.WebhookAllowPrivate, e.cfg.RequestTimeout)
 	workers := river.NewWorkers()
@@ -322,9 +324,9 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 
 // Start begins working jobs and beating the instance's heartbeat.
 func (e *Engine) Start(ctx context.Context) error {
-	e.startLocals(ctx)
+	e.locals.Start(ctx)
 	if err := e.river.Start(ctx); err != nil {
-		e.stopLocals()
+		e.locals.Stop()
 		return err
 	}
 	e.startHeartbeat(ctx)
@@ -341,7 +343,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	e.holdMu.Unlock()
 	e.direct.stop(ctx)
 	err := e.river.Stop(ctx)
-	e.stopLocals()
+	e.locals.Stop()
 	return errors.Join(err, e.stopHeartbeat(ctx))
 }
 
@@ -353,14 +355,6 @@ func (e *Engine) MCP() *mcpclient.Client { return e.mcp }
 
 // storeTimeout bounds the writes that record what a request came back with.
 const storeTimeout = 30 * time.Second
-
-// capabilities are what the engine declares to a server: forms and pages
-// always, sampling and roots only where they are switched on for it.
-func (e *Engine) capabilities(sampling, roots bool) mcpclient.Capabilities {
-	caps := e.cfg.Capabilities
-	caps.Sampling, caps.Roots = sampling, roots
-	return caps
-}
 
 // autoAnswers answers a round that asks only for roots, from the server's
 // configured roots, so no person is asked. Any other round gets nil: a

@@ -196,7 +196,7 @@ func (e *Engine) release(jobID int64) {
 // side effects, so it is not retried.
 func (e *Engine) orphaned(ctx context.Context, c *store.Call) error {
 	e.log.WarnContext(ctx, "held session lost with its instance", "call_id", c.ID)
-	if _, local := mcpclient.LocalName(c.ServerURL); local {
+	if _, local := c.Server().Local(); local {
 		return e.store.AbandonHeldCall(ctx, c.ID,
 			"The server's process stopped with the instance that ran it, while this call was open on it, "+
 				"so its answer will not come. The call was not sent again by itself, since repeating it could repeat what it does: "+

@@ -13,6 +13,13 @@ import (
 // Auth is the OAuth client the engine refreshes connections with.
 func (e *Engine) Auth() *mcpauth.Client { return e.cfg.Auth }
 
+// AccessToken returns the access token of person's connection to a
+// server, renewed first when due; "" for none. The catalog asks with it.
+func (e *Engine) AccessToken(ctx context.Context, serverID int64, person string) (string, error) {
+	token, _, err := e.accessToken(ctx, serverID, person, "")
+	return token, err
+}
+
 // accessToken returns the access token person uses at a server, renewing
 // it first when it has run out or is the one the server just refused (one
 // instance at a time: see store.RefreshOAuthToken). No connection is no
@@ -63,7 +70,7 @@ func (e *Engine) needsAuthorization(ctx context.Context, c *store.Call, seq int,
 	if err := e.store.MarkOAuthRequired(ctx, c.ServerID, ae.ResourceMetadata, ae.Scope); err != nil {
 		return err
 	}
-	e.turnedDown(ctx, c.ServerID, c.Owner, ae)
+	e.TurnedDown(ctx, c.ServerID, c.Owner, ae)
 	msg := c.ServerName + " needs you to sign in before it answers. Connect, and the call goes on by itself."
 	if ae.Status == 403 {
 		msg = c.ServerName + " needs more permissions (" + ae.Scope + ") than your connection gives. Connect again to grant them, and the call goes on by itself."
@@ -74,13 +81,13 @@ func (e *Engine) needsAuthorization(ctx context.Context, c *store.Call, seq int,
 	return e.store.NeedAuthorization(ctx, c.ID, seq, msg)
 }
 
-// turnedDown forgets the connection a server refused with 401 after any
+// TurnedDown forgets the connection a server refused with 401 after any
 // renewal (its authorization server may have moved, or revoked it): the
 // person's status at the server reads "required" with where to sign in,
 // and connecting again starts from the server's challenge, registering
 // with the authorization server it names now. A 403 asks for more scopes
 // of the same connection, which stays.
-func (e *Engine) turnedDown(ctx context.Context, serverID int64, person string, ae *mcpclient.AuthRequiredError) {
+func (e *Engine) TurnedDown(ctx context.Context, serverID int64, person string, ae *mcpclient.AuthRequiredError) {
 	if ae.Status != 401 {
 		return
 	}

@@ -235,7 +235,8 @@ func (e *Engine) request(ctx context.Context, job queue.Job, callID string, seq 
 func (e *Engine) attempt(ctx context.Context, job queue.Job, a *store.Attempt, seq int) error {
 	callID, log := a.Call.ID, e.log.With("call_id", a.Call.ID, "seq", seq)
 	direct := job.Direct
-	if _, local := mcpclient.LocalName(a.Call.ServerURL); direct && local {
+	localName, local := a.Call.Server().Local()
+	if direct && local {
 		// A local server's request may belong to another instance's
 		// process, or wait for a free one: River's job hands it over.
 		return errToRiver
@@ -259,7 +260,7 @@ func (e *Engine) attempt(ctx context.Context, job queue.Job, a *store.Attempt, s
 		return err
 	}
 	srv.Token = token
-	if err := e.waitForProcess(ctx, srv, callID, seq); err != nil {
+	if err := e.waitForProcess(ctx, localName, srv.Protocol, callID, seq); err != nil {
 		return err
 	}
 	// Requests to 2026-07-28 servers are bounded by the MCP client's own
@@ -295,9 +296,9 @@ func (e *Engine) attempt(ctx context.Context, job queue.Job, a *store.Attempt, s
 	if direct && errors.Is(sent.err, errToRiver) {
 		return errToRiver
 	}
-	if name, local := mcpclient.LocalName(srv.URL); local && errors.Is(sent.err, mcpclient.ErrProcessesBusy) {
+	if local && errors.Is(sent.err, mcpclient.ErrProcessesBusy) {
 		// Another call took the last process first: wait for a turn.
-		return e.processesBusy(ctx, name, callID, seq)
+		return e.processesBusy(ctx, localName, callID, seq)
 	}
 	if stopped() {
 		// The request's stream was closed, which tells the server to stop;
@@ -348,16 +349,12 @@ func (e *Engine) prepare(a *store.Attempt) (mcpclient.Server, mcpclient.Request,
 			answers.Process = *a.Round.Process
 		}
 	}
-	header, err := e.store.CallHeader(c)
+	srv, err := e.store.MCPServer(c.Server(), e.cfg.Capabilities)
 	if err != nil {
 		return mcpclient.Server{}, req, nil, err
 	}
-	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Capabilities: e.capabilities(c.ServerSampling, c.ServerRoots),
-		Roots: mcpRoots(c.ServerRootsList)}
-	if c.ServerProtocol != "" && c.ServerProtocol != "auto" {
-		srv.Protocol = c.ServerProtocol
-	}
-	if c.Protocol != nil && *c.Protocol != "" && *c.Protocol != "auto" {
+	srv.Roots = mcpRoots(c.ServerRootsList)
+	if c.Protocol != nil && *c.Protocol != "" && *c.Protocol != mcpclient.ProtocolAuto {
 		// Asked for when the call was started, or learnt for its tool.
 		srv.Protocol = *c.Protocol
 	}

@@ -86,12 +86,11 @@ func taskState(t *mcpclient.Task) store.TaskState {
 // taskServer is the server a call's task is asked at, with the owner's
 // connection there.
 func (e *Engine) taskServer(ctx context.Context, c *store.Call) (mcpclient.Server, error) {
-	header, err := e.store.CallHeader(c)
+	srv, err := e.store.MCPServer(c.Server(), e.cfg.Capabilities)
 	if err != nil {
 		return mcpclient.Server{}, err
 	}
-	srv := mcpclient.Server{URL: c.ServerURL, Header: header, Protocol: mcpclient.ProtocolStateless,
-		Capabilities: e.capabilities(c.ServerSampling, c.ServerRoots)}
+	srv.Protocol = mcpclient.ProtocolStateless
 	if srv.Token, _, err = e.accessToken(ctx, c.ServerID, c.Owner, ""); err != nil {
 		return srv, err
 	}

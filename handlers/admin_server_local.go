@@ -3,17 +3,17 @@ package handlers
 import (
 	"context"
 
-	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
 
 // localProcessesVM is how a local (stdio) server's processes run on every
 // instance, as each last said; nil for a server over HTTP.
-func (h *Handler) localProcessesVM(ctx context.Context, name, url string) ([]views.LocalProcessVM, bool, error) {
-	if _, local := mcpclient.LocalName(url); !local {
+func (h *Handler) localProcessesVM(ctx context.Context, srv *store.Server) ([]views.LocalProcessVM, bool, error) {
+	if _, local := srv.Local(); !local {
 		return nil, false, nil
 	}
-	rows, err := h.store.LocalProcesses(ctx, name)
+	rows, err := h.store.LocalProcesses(ctx, srv.Name)
 	if err != nil {
 		return nil, true, err
 	}

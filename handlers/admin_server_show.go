@@ -44,7 +44,7 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 		HeaderName: s.HeaderName, DefaultTTL: shortDuration(h.settings.RoundTTL), Calls: s.Calls,
 		Protocol: s.ProtocolVersion, Base: "/admin/servers/" + url.PathEscape(s.Name),
 		Sampling: s.Sampling, Roots: s.Roots, RootsText: rootsText(store.ParseRoots(s.RootsList)),
-		ProtocolPin: cmp.Or(s.Protocol, "auto"),
+		ProtocolPin: cmp.Or(s.Protocol, mcpclient.ProtocolAuto),
 		OAuth: views.AdminOAuthVM{Action: "/admin/servers/" + url.PathEscape(s.Name) + "/oauth", Mode: s.OAuthMode,
 			ClientID: s.OAuthClientID, HasSecret: s.OAuthClientSecretEnc != nil, Required: s.OAuthRequired},
 	}
@@ -58,7 +58,7 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	if vm.TasksHeld, vm.TasksWaiting, err = h.store.ServerTaskLoad(ctx, s.ID); err != nil {
 		return nil, err
 	}
-	if vm.Local, vm.IsLocal, err = h.localProcessesVM(ctx, s.Name, s.URL); err != nil {
+	if vm.Local, vm.IsLocal, err = h.localProcessesVM(ctx, &s.Server); err != nil {
 		return nil, err
 	}
 	if vm.Deadlines, err = h.adminDeadlinesVM(ctx, s.Name); err != nil {
@@ -145,7 +145,7 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 	}
 	pin := c.FormValue("protocol")
 	if pin != "" {
-		if pin != "auto" && !mcpclient.KnownRevision(pin) && vm.Error == "" {
+		if pin != mcpclient.ProtocolAuto && !mcpclient.KnownRevision(pin) && vm.Error == "" {
 			vm.Error = "Choose Automatic or one of the listed protocol revisions."
 		}
 		vm.ProtocolPin = pin
@@ -257,7 +257,7 @@ func (h *Handler) adminServerRefresh(c echo.Context) error {
 	}
 	lctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	if _, err := h.engine.Tools(lctx, signedIn(lctx), &s.Server); err != nil {
+	if _, err := h.catalog.Tools(lctx, signedIn(lctx), &s.Server); err != nil {
 		vm, verr := h.adminServerVM(ctx, name)
 		if verr != nil {
 			return verr
@@ -306,18 +306,8 @@ func (h *Handler) mcpServer(ctx context.Context, name string) (mcpclient.Server,
 	if err != nil {
 		return mcpclient.Server{}, err
 	}
-	header, err := h.store.ServerHeader(&s.Server)
-	if err != nil {
-		return mcpclient.Server{}, err
-	}
-	caps := h.settings.Capabilities
-	caps.Sampling, caps.Roots = s.Sampling, s.Roots
-	out := mcpclient.Server{URL: s.URL, Header: header, Capabilities: caps}
-	if s.Protocol != "" && s.Protocol != "auto" {
-		// A pinned server is checked with the revision it is pinned to.
-		out.Protocol = s.Protocol
-	}
-	return out, nil
+	// A pinned server is checked with the revision it is pinned to.
+	return h.store.MCPServer(&s.Server, h.settings.Capabilities)
 }
 
 // rootsText writes roots one a line, as the admin page edits them: the

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/round"
@@ -123,7 +124,7 @@ func firstRound(call *store.Call) bool {
 func (h *Handler) lookUp(ctx context.Context, srv *store.Server, start round.Start) (round.Found, error) {
 	switch start.Method {
 	case mcpclient.MethodGetPrompt:
-		prompt, err := h.engine.Prompt(ctx, signedIn(ctx), srv, start.Target)
+		prompt, err := h.catalog.Prompt(ctx, signedIn(ctx), srv, start.Target)
 		return round.Found{Prompt: prompt}, err
 	case mcpclient.MethodCallTool:
 		tool, err := h.toolToCall(ctx, srv, start.Target)
@@ -162,12 +163,12 @@ func refusedStart(c echo.Context, err error) error {
 // toolToCall looks up a server's tool in its cached catalog, else in its
 // tools listed afresh. It returns nil when the server has no such tool.
 func (h *Handler) toolToCall(ctx context.Context, srv *store.Server, name string) (*mcp.Tool, error) {
-	if tool, fresh := h.engine.CachedTool(srv, name); fresh {
+	if tool, fresh := h.catalog.CachedTool(srv, name); fresh {
 		return tool, nil
 	}
-	tools, err := h.engine.Tools(ctx, signedIn(ctx), srv)
+	tools, err := h.catalog.Tools(ctx, signedIn(ctx), srv)
 	if err != nil {
 		return nil, err
 	}
-	return engine.FindTool(tools, name), nil
+	return catalog.FindTool(tools, name), nil
 }

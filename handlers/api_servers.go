@@ -75,7 +75,7 @@ func (h *Handler) apiServerTools(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	raw, err := h.engine.RawTools(ctx, signedIn(ctx), srv)
+	raw, err := h.catalog.RawTools(ctx, signedIn(ctx), srv)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
@@ -26,6 +27,7 @@ import (
 type Handler struct {
 	store    *store.Store
 	engine   *engine.Engine
+	catalog  *catalog.Service
 	log      *slog.Logger
 	demo     http.Handler
 	scim     http.Handler
@@ -49,7 +51,9 @@ func (h *Handler) Drain() { h.drain.Do(func() { close(h.draining) }) }
 type Options struct {
 	Store  *store.Store
 	Engine *engine.Engine
-	Logger *slog.Logger
+	// Catalog lists what the servers offer.
+	Catalog *catalog.Service
+	Logger  *slog.Logger
 	// Demo, when set, serves the built-in demo MCP server at /demo/mcp.
 	Demo http.Handler
 	// SCIM, when set, serves provisioning at /scim/v2 (it checks its own
@@ -86,7 +90,7 @@ type Settings struct {
 // New returns a Handler.
 func New(o Options) *Handler {
 	return &Handler{
-		store: o.Store, engine: o.Engine, log: o.Logger, demo: o.Demo, scim: o.SCIM,
+		store: o.Store, engine: o.Engine, catalog: o.Catalog, log: o.Logger, demo: o.Demo, scim: o.SCIM,
 		auth: o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
 		notifier: o.Notifier, settings: o.Settings, icons: newIcons(o.Settings.IconAllowPrivate), held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
 	}

@@ -39,7 +39,7 @@ func (h *Handler) homeShow(c echo.Context) error {
 			s := views.ServerVM{Name: srv.Name, URL: srv.URL, Href: "/servers/" + url.PathEscape(srv.Name)}
 			tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
-			tools, err := h.engine.Tools(tctx, signedIn(tctx), srv)
+			tools, err := h.catalog.Tools(tctx, signedIn(tctx), srv)
 			if err != nil {
 				s.Error = mcpclient.WithDetail(toolsUnlisted, err)
 			}

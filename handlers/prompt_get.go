@@ -19,7 +19,7 @@ func (h *Handler) promptGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	prompt, err := h.engine.Prompt(ctx, signedIn(ctx), srv, c.Param("prompt"))
+	prompt, err := h.catalog.Prompt(ctx, signedIn(ctx), srv, c.Param("prompt"))
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func (h *Handler) resourceRead(c echo.Context) error {
 	}
 	uri := values.Get("uri")
 	if tplText := values.Get("template"); tplText != "" {
-		templates, err := h.engine.ResourceTemplates(ctx, signedIn(ctx), srv)
+		templates, err := h.catalog.ResourceTemplates(ctx, signedIn(ctx), srv)
 		if err != nil {
 			return err
 		}

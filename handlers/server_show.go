@@ -58,12 +58,12 @@ func (h *Handler) serverPageVM(ctx context.Context, srv *store.Server) views.Ser
 	wg.Go(func() {
 		lctx, cancel := context.WithTimeout(ctx, listTimeout)
 		defer cancel()
-		tools, toolsErr = h.engine.Tools(lctx, signedIn(lctx), srv)
+		tools, toolsErr = h.catalog.Tools(lctx, signedIn(lctx), srv)
 	})
 	wg.Go(func() {
 		lctx, cancel := context.WithTimeout(ctx, listTimeout)
 		defer cancel()
-		catalog, catalogErr = h.engine.Catalog(lctx, signedIn(lctx), srv)
+		catalog, catalogErr = h.catalog.Catalog(lctx, signedIn(lctx), srv)
 	})
 	wg.Wait()
 	if toolsErr != nil {

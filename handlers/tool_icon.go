@@ -86,7 +86,7 @@ func (h *Handler) toolIcon(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tool, err := h.engine.Tool(ctx, signedIn(ctx), srv, c.Param("tool"))
+	tool, err := h.catalog.Tool(ctx, signedIn(ctx), srv, c.Param("tool"))
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func (h *Handler) toolPage(ctx context.Context, serverName, toolName string) (*v
 	if err != nil {
 		return nil, nil, err
 	}
-	tool, err := h.engine.Tool(ctx, signedIn(ctx), srv, toolName)
+	tool, err := h.catalog.Tool(ctx, signedIn(ctx), srv, toolName)
 	if err != nil {
 		return nil, nil, err
 	}

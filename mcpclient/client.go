@@ -32,10 +32,15 @@ const (
 // handshake (the revisions it supports).
 var Revisions = []string{ProtocolStateless, ProtocolHandshake, "2025-06-18", "2025-03-26", "2024-11-05"}
 
+// ProtocolAuto is the protocol setting that pins no revision: a server
+// set to it, or a call started with it, prefers 2026-07-28 and negotiates
+// down.
+const ProtocolAuto = "auto"
+
 // KnownRevision reports whether s is one of Revisions: a revision a server
 // may be pinned to or a call started with. It does not accept "" or
-// "auto", which leave the choice to negotiation; callers that take those
-// say so themselves.
+// ProtocolAuto, which leave the choice to negotiation; callers that take
+// those say so themselves.
 func KnownRevision(s string) bool { return slices.Contains(Revisions, s) }
 
 // Methods that may answer input_required.

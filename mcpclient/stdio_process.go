@@ -1,5 +1,9 @@
 package mcpclient
 
+// A local server's program started and stopped: its command, never
+// through a shell; its process group, ended whole; the launcher that
+// starts it; and its stderr read line by line.
+
 import (
 	"bytes"
 	"context"

@@ -1,5 +1,9 @@
 package mcpclient
 
+// A local server's shared long-lived process (Process), which many
+// requests use at once: each connection on it has its requests' ids
+// rewritten to the process's own and gets its answers back.
+
 import (
 	"context"
 	"crypto/rand"

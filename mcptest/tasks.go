@@ -239,106 +239,123 @@ func (s *Tasker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Mcp-Method") != msg.Method {
 		s.violate("%s: Mcp-Method %q", msg.Method, r.Header.Get("Mcp-Method"))
 	}
-	var p struct {
-		Meta struct {
-			Caps struct {
-				Extensions map[string]json.RawMessage `json:"extensions"`
-			} `json:"io.modelcontextprotocol/clientCapabilities"`
-		} `json:"_meta"`
-		Name           string                     `json:"name"`
-		TaskID         string                     `json:"taskId"`
-		InputResponses map[string]json.RawMessage `json:"inputResponses"`
-		RequestState   *string                    `json:"requestState"`
-	}
+	var p taskerParams
 	_ = json.Unmarshal(msg.Params, &p)
 	_, declared := p.Meta.Caps.Extensions["io.modelcontextprotocol/tasks"]
-	reply := func(result string) {
-		writeJSON(w, http.StatusOK, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":`+result+`}`))
-	}
-	fail := func(code int, message, data string) {
-		e := `{"code":` + strconv.Itoa(code) + `,"message":` + strconv.Quote(message)
-		if data != "" {
-			e += `,"data":` + data
-		}
-		writeJSON(w, http.StatusOK, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":`+e+`}}`))
-	}
-	missing := func() {
-		fail(-32021, "Missing required client capability", `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)
-	}
+	rp := taskerReply{w: w, id: msg.ID}
 	switch msg.Method {
 	case "server/discover":
-		reply(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}},"serverInfo":{"name":"tasker","version":"1"},"resultType":"complete"}`)
+		rp.result(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}},"serverInfo":{"name":"tasker","version":"1"},"resultType":"complete"}`)
 	case "tools/list":
-		reply(taskerTools)
-	case "tools/call":
+		rp.result(taskerTools)
+	case "tools/call", "tasks/get", "tasks/update", "tasks/cancel":
 		if !declared {
-			missing()
+			rp.fail(-32021, "Missing required client capability", `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)
 			return
 		}
-		env := ""
-		if p.Name == "plan_deploy" {
-			// An ordinary round first, then the task.
-			if p.RequestState == nil || *p.RequestState != "plan-1" {
-				reply(`{"resultType":"input_required","inputRequests":{"env":{"method":"elicitation/create","params":{"mode":"form","message":"Where to?","requestedSchema":{"type":"object","properties":{"env":{"type":"string","enum":["staging","production"]}},"required":["env"]}}}},"requestState":"plan-1"}`)
-				return
-			}
-			var a struct {
-				Content struct {
-					Env string `json:"env"`
-				} `json:"content"`
-			}
-			_ = json.Unmarshal(p.InputResponses["env"], &a)
-			env = a.Content.Env
-		}
-		switch p.Name {
-		case "deploy", "plan_deploy", "flaky_build", "long_job", "endless", "steady":
-		default:
-			fail(-32602, "Unknown tool: "+p.Name, "")
-			return
-		}
-		t := s.newTask(p.Name, env)
-		reply(`{"resultType":"task",` + t.fields() + `}`)
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		if !declared {
-			missing()
+		if msg.Method == "tools/call" {
+			s.callTool(rp, p)
 			return
 		}
 		if r.Header.Get("Mcp-Name") != p.TaskID {
 			s.violate("%s: Mcp-Name %q, taskId %q", msg.Method, r.Header.Get("Mcp-Name"), p.TaskID)
 		}
-		t := s.tasks[p.TaskID]
-		if t == nil {
-			fail(-32602, "Failed to retrieve task: Task not found", "")
+		s.taskMethod(rp, msg.Method, p)
+	default:
+		rp.fail(-32601, "Method not found", "")
+	}
+}
+
+// taskerParams are the params of every request the Tasker takes.
+type taskerParams struct {
+	Meta struct {
+		Caps struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"io.modelcontextprotocol/clientCapabilities"`
+	} `json:"_meta"`
+	Name           string                     `json:"name"`
+	TaskID         string                     `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	RequestState   *string                    `json:"requestState"`
+}
+
+// taskerReply answers one JSON-RPC request.
+type taskerReply struct {
+	w  http.ResponseWriter
+	id json.RawMessage
+}
+
+func (rp taskerReply) result(result string) {
+	writeJSON(rp.w, http.StatusOK, []byte(`{"jsonrpc":"2.0","id":`+string(rp.id)+`,"result":`+result+`}`))
+}
+
+func (rp taskerReply) fail(code int, message, data string) {
+	e := `{"code":` + strconv.Itoa(code) + `,"message":` + strconv.Quote(message)
+	if data != "" {
+		e += `,"data":` + data
+	}
+	writeJSON(rp.w, http.StatusOK, []byte(`{"jsonrpc":"2.0","id":`+string(rp.id)+`,"error":`+e+`}}`))
+}
+
+// callTool answers tools/call with a task, after an ordinary round first
+// for plan_deploy.
+func (s *Tasker) callTool(rp taskerReply, p taskerParams) {
+	env := ""
+	if p.Name == "plan_deploy" {
+		if p.RequestState == nil || *p.RequestState != "plan-1" {
+			rp.result(`{"resultType":"input_required","inputRequests":{"env":{"method":"elicitation/create","params":{"mode":"form","message":"Where to?","requestedSchema":{"type":"object","properties":{"env":{"type":"string","enum":["staging","production"]}},"required":["env"]}}}},"requestState":"plan-1"}`)
 			return
 		}
-		switch msg.Method {
-		case "tasks/get":
-			s.advance(t)
-			t.polled = append(t.polled, time.Now())
-			t.askedPoll = append(t.askedPoll, t.asked)
-			t.pollSaid = append(t.pollSaid, t.poll)
-			reply(`{"resultType":"complete",` + t.fields() + `}`)
-		case "tasks/update":
-			for k, v := range p.InputResponses {
-				if k == t.asked { // others are ignored, as the extension says
-					t.answers[k] = v
-					t.asked = ""
-					t.status, t.message = "working", "Thank you."
-				}
-			}
-			reply(`{"resultType":"complete"}`)
-		case "tasks/cancel":
-			if t.tool == "long_job" && s.finish {
-				t.status, t.message, t.result = "completed", "", "Finished before the stop."
-			} else if t.tool == "endless" {
-				// It goes on: a server need not stop.
-			} else if t.status == "working" || t.status == "input_required" {
-				t.status, t.message = "cancelled", "Stopped at the client's request."
-			}
-			reply(`{"resultType":"complete"}`)
+		var a struct {
+			Content struct {
+				Env string `json:"env"`
+			} `json:"content"`
 		}
+		_ = json.Unmarshal(p.InputResponses["env"], &a)
+		env = a.Content.Env
+	}
+	switch p.Name {
+	case "deploy", "plan_deploy", "flaky_build", "long_job", "endless", "steady":
 	default:
-		fail(-32601, "Method not found", "")
+		rp.fail(-32602, "Unknown tool: "+p.Name, "")
+		return
+	}
+	t := s.newTask(p.Name, env)
+	rp.result(`{"resultType":"task",` + t.fields() + `}`)
+}
+
+// taskMethod answers tasks/get, tasks/update and tasks/cancel.
+func (s *Tasker) taskMethod(rp taskerReply, method string, p taskerParams) {
+	t := s.tasks[p.TaskID]
+	if t == nil {
+		rp.fail(-32602, "Failed to retrieve task: Task not found", "")
+		return
+	}
+	switch method {
+	case "tasks/get":
+		s.advance(t)
+		t.polled = append(t.polled, time.Now())
+		t.askedPoll = append(t.askedPoll, t.asked)
+		t.pollSaid = append(t.pollSaid, t.poll)
+		rp.result(`{"resultType":"complete",` + t.fields() + `}`)
+	case "tasks/update":
+		for k, v := range p.InputResponses {
+			if k == t.asked { // others are ignored, as the extension says
+				t.answers[k] = v
+				t.asked = ""
+				t.status, t.message = "working", "Thank you."
+			}
+		}
+		rp.result(`{"resultType":"complete"}`)
+	case "tasks/cancel":
+		if t.tool == "long_job" && s.finish {
+			t.status, t.message, t.result = "completed", "", "Finished before the stop."
+		} else if t.tool == "endless" {
+			// It goes on: a server need not stop.
+		} else if t.status == "working" || t.status == "input_required" {
+			t.status, t.message = "cancelled", "Stopped at the client's request."
+		}
+		rp.result(`{"resultType":"complete"}`)
 	}
 }
 

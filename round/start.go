@@ -145,14 +145,14 @@ func NewCall(srv *store.Server, s Start, found Found) (store.NewCall, error) {
 	}
 	return store.NewCall{
 		ServerID: srv.ID, Method: s.Method, Target: s.Target, Title: s.Title, Arguments: s.Arguments,
-		Protocol: strings.TrimPrefix(s.Protocol, "auto"),
+		Protocol: strings.TrimPrefix(s.Protocol, mcpclient.ProtocolAuto),
 	}, nil
 }
 
 // KnownProtocol says whether a call may be started with protocol: a
 // revision the client speaks, or "" or "auto" for the server's setting.
 func KnownProtocol(protocol string) bool {
-	return protocol == "" || protocol == "auto" || mcpclient.KnownRevision(protocol)
+	return protocol == "" || protocol == mcpclient.ProtocolAuto || mcpclient.KnownRevision(protocol)
 }
 
 // ProtocolChoices words the protocols a call may be started with, for an
@@ -163,5 +163,5 @@ func ProtocolChoices() string {
 		quoted[i] = strconv.Quote(r)
 	}
 	last := len(quoted) - 1
-	return `"auto" or a revision: ` + strings.Join(quoted[:last], ", ") + " or " + quoted[last]
+	return `"` + mcpclient.ProtocolAuto + `" or a revision: ` + strings.Join(quoted[:last], ", ") + " or " + quoted[last]
 }

@@ -32,7 +32,7 @@ type Call struct {
 	ServerID   int64  `db:"server_id"`
 	ServerName string `db:"server_name"`
 	ServerURL  string `db:"server_url"`
-	// The server's credentials, encrypted; see CallHeader.
+	// The server's credentials, encrypted; see MCPServer.
 	ServerHeaderName string          `db:"server_header_name"`
 	ServerHeaderEnc  []byte          `db:"server_header_enc"`
 	Owner            string          `db:"owner"`
@@ -114,6 +114,14 @@ func (c *Call) MaxTasks() int {
 		return *c.ServerMaxTasks
 	}
 	return DefaultMaxTasks
+}
+
+// Server is the call's server as it was read with the call.
+func (c *Call) Server() *Server {
+	return &Server{ID: c.ServerID, Name: c.ServerName, URL: c.ServerURL, Protocol: c.ServerProtocol,
+		HeaderName: c.ServerHeaderName, HeaderValueEnc: c.ServerHeaderEnc,
+		Sampling: c.ServerSampling, Roots: c.ServerRoots, RootsList: c.ServerRootsList,
+		OAuthMode: c.ServerOAuthMode, ReplayAnswers: c.ServerReplay}
 }
 
 // IsTask reports whether the server runs the call as a task.

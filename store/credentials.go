@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
 )
 
 // UseCredentialsKey sets the 32-byte AES-256 key that encrypts the
@@ -72,9 +74,22 @@ func (s *Store) ServerHeader(srv *Server) (http.Header, error) {
 	return s.header(srv.Name, srv.HeaderName, srv.HeaderValueEnc)
 }
 
-// CallHeader returns the header to send to a call's server.
-func (s *Store) CallHeader(c *Call) (http.Header, error) {
-	return s.header(c.ServerName, c.ServerHeaderName, c.ServerHeaderEnc)
+// MCPServer is how the MCP client reaches srv: its address, its
+// credentials, what Rounds declares to it (caps, with sampling and roots
+// as they are set for srv) and the revision it is pinned to, if any. The
+// person's connection (Token), and anything a request needs besides, are
+// the caller's to add.
+func (s *Store) MCPServer(srv *Server, caps mcpclient.Capabilities) (mcpclient.Server, error) {
+	header, err := s.ServerHeader(srv)
+	if err != nil {
+		return mcpclient.Server{}, err
+	}
+	caps.Sampling, caps.Roots = srv.Sampling, srv.Roots
+	out := mcpclient.Server{URL: srv.URL, Header: header, Capabilities: caps}
+	if srv.Protocol != mcpclient.ProtocolAuto {
+		out.Protocol = srv.Protocol
+	}
+	return out, nil
 }
 
 // MaskedHeader shows a stored header without its secret: the name and the

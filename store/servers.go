@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
 )
 
 // Server is a registered MCP server.
@@ -19,7 +21,7 @@ type Server struct {
 	URL             string `db:"url"`
 	Enabled         bool   `db:"enabled"`
 	ProtocolVersion string `db:"protocol_version"`
-	// Protocol is "auto" or the revision the server is pinned to;
+	// Protocol is mcpclient.ProtocolAuto or the revision the server is pinned to;
 	// ProtocolVersion is the one it was last found speaking.
 	Protocol string          `db:"protocol"`
 	Tools    json.RawMessage `db:"tools"`
@@ -47,6 +49,16 @@ type Server struct {
 	ReplayAnswers bool      `db:"replay_answers"`
 	CreatedAt     time.Time `db:"created_at"`
 	UpdatedAt     time.Time `db:"updated_at"`
+}
+
+// Local returns the name a local (stdio) server runs under in the MCP
+// client's Locals, and whether the server is one ("" and false for a
+// server over HTTP). It is asked of the server, and worked out here only.
+func (s *Server) Local() (name string, ok bool) {
+	if name, ok = mcpclient.LocalName(s.URL); !ok {
+		return "", false
+	}
+	return name, true
 }
 
 const serverColumns = `id, name, url, enabled, protocol_version, protocol, tools, tools_expires_at, header_name,
@@ -143,11 +155,11 @@ func (s *Store) SetServerTools(ctx context.Context, id int64, tools, raw json.Ra
 }
 
 // SetServerProtocol pins a server to a protocol revision, or sets it back
-// to "auto".
+// to mcpclient.ProtocolAuto.
 func (s *Store) SetServerProtocol(ctx context.Context, name, protocol string) error {
 	s.forgetServers() // see ServerToCall
 	if protocol == "" {
-		protocol = "auto"
+		protocol = mcpclient.ProtocolAuto
 	}
 	_, err := s.pool.Exec(ctx, `update servers set protocol = $2, updated_at = now() where name = $1 and protocol <> $2`, name, protocol)
 	return err

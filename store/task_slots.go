@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"github.com/mcp-rounds/rounds/queue"
 	"time"
-
 )
 
 // A server runs at most its max_tasks tasks at once (DefaultMaxTasks when

@@ -1,4 +1,4 @@
-package engine
+package localproc
 
 import (
 	"fmt"
@@ -93,4 +93,11 @@ func (s *stderrLog) sayDropped() {
 		s.droppedLines, plural(s.droppedLines), s.droppedBytes, plural(s.droppedBytes), period),
 		"server", s.server, "stream", "stderr", "dropped_lines", s.droppedLines, "dropped_bytes", s.droppedBytes)
 	s.droppedLines, s.droppedBytes = 0, 0
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -32,7 +32,7 @@ func TestEscalationAndDeadlineAcrossRestarts(t *testing.T) {
 			t.Log(logs.String())
 		}
 	}()
-	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "ROUND_TTL": "12s"})
+	env := reachEnv(mb, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "ROUND_TTL": "25s"}) // room between escalation and deadline for two restarts on a loaded machine
 	start := func() (*instance, *instance) {
 		return startInstance(t, db, withEnv(env, "LISTEN_ADDR", addrA), logs), startInstance(t, db, withEnv(env, "LISTEN_ADDR", addrB), logs)
 	}

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +18,12 @@ import (
 // until waits for cond, polling, for at most within.
 func until(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(within); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
+	eventually(t, within, func() error {
+		if !cond() {
+			return errors.New(what)
 		}
-	}
+		return nil
+	})
 }
 
 // TestTaskPollsLeaveOtherJobsOnTime: a server answers every call with a

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -69,14 +71,28 @@ func TestTaskAnsweredAfterRestarts(t *testing.T) {
 		t.Fatalf("the round's deadline %v is not the task's %v", rounds[0].ExpiresAt, *call.TaskExpiresAt)
 	}
 	// The server sends the question again on later polls: still one round.
-	for deadline := time.Now().Add(20 * time.Second); asked(tasker.Polls("deploy")) < 3; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("polls while waiting: %+v", tasker.Polls("deploy"))
+	eventually(t, 20*time.Second, func() error {
+		if polls := tasker.Polls("deploy"); asked(polls) < 3 {
+			return fmt.Errorf("polls while waiting: %+v", polls)
 		}
-	}
+		return nil
+	})
 	a.stop()
 	b.stop()
-	time.Sleep(humanPause)
+	// The person takes their time: the task's next poll, due while no
+	// instance runs, is overdue by more than every timeout.
+	eventually(t, 30*time.Second, func() error {
+		var overdue float64
+		if err := pool.QueryRow(ctx, `select extract(epoch from now() - scheduled_at) from river_job
+			where kind = 'task_poll' and args->>'call_id' = $1 and state in ('scheduled', 'available', 'retryable')`,
+			id).Scan(&overdue); err != nil {
+			return fmt.Errorf("the task's next poll: %w", err)
+		}
+		if overdue <= humanPause.Seconds() {
+			return fmt.Errorf("the task's next poll is overdue by %.1fs", overdue)
+		}
+		return nil
+	})
 	a2 := startInstance(t, pool, "a2", cfg)
 	c := startInstance(t, pool, "c", cfg)
 	if rounds, _ := c.st.Rounds(ctx, id); len(rounds) != 1 {
@@ -190,26 +206,40 @@ func TestTaskEnds(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			id := startTaskCall(t, in.st, server.ID, "long_job")
-			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				c, _ := in.st.Call(ctx, id)
-				if p := c.RunningProgress(); p != nil && strings.HasPrefix(p.Message, "Step ") && p.Task {
-					break
+			eventually(t, 20*time.Second, func() error {
+				c, err := in.st.Call(ctx, id)
+				if err != nil {
+					return err
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no step shown: %s", c.Progress)
+				if p := c.RunningProgress(); p == nil || !strings.HasPrefix(p.Message, "Step ") || !p.Task {
+					return fmt.Errorf("no step shown: %s", c.Progress)
 				}
-			}
+				return nil
+			})
 			before := tasker.Count("tasks/cancel")
 			if err := in.st.CancelCall(ctx, id, store.AuditEntry{Instance: "a", Actor: "ada", Action: "call.cancelled", Target: id}); err != nil {
 				t.Fatal(err)
 			}
 			if !finish {
-				for deadline := time.Now().Add(20 * time.Second); tasker.Count("tasks/cancel") == before; time.Sleep(50 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatal("the server was never asked to stop the task")
+				eventually(t, 20*time.Second, func() error {
+					if tasker.Count("tasks/cancel") == before {
+						return errors.New("the server was never asked to stop the task")
 					}
-				}
-				time.Sleep(3 * taskPoll)
+					return nil
+				})
+				// The task's polls end once one sees it stopped: the call's
+				// state is its last.
+				eventually(t, 20*time.Second, func() error {
+					var left, all int
+					if err := pool.QueryRow(ctx, `select count(*) filter (where state <> 'completed'), count(*) from river_job
+						where kind = 'task_poll' and args->>'call_id' = $1`, id).Scan(&left, &all); err != nil {
+						return err
+					}
+					if all == 0 || left > 0 {
+						return fmt.Errorf("%d of the task's %d poll jobs not done", left, all)
+					}
+					return nil
+				})
 				call, _ := in.st.Call(ctx, id)
 				if call.Status != store.CallCancelled || tasker.Status("long_job") != "cancelled" {
 					t.Fatalf("call %s, task %s", call.Status, tasker.Status("long_job"))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -158,8 +159,9 @@ func TestFourInstancesThroughPgBouncer(t *testing.T) {
 	c := &client{t: t, token: clusterToken(t, env, "admin")}
 	c.jar, _ = cookiejar.New(nil)
 	const calls = 8
-	// The human pause: past the request timeout and several heartbeats.
-	const pause = 2500 * time.Millisecond
+	// The human pause, as the database sees it: past the request timeout
+	// since the round was asked, and every instance has beaten since.
+	const pause = 2 * time.Second
 	t.Run("calls", func(t *testing.T) {
 		for i := range calls {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
@@ -168,12 +170,12 @@ func TestFourInstancesThroughPgBouncer(t *testing.T) {
 				on := func(k int) string { return insts[(i+k)%len(insts)].URL }
 				call := c.startCall(on(0), "book_flight", `{}`)
 				c.waitFor(on(1), call.ID, 20*time.Second, roundIs(1))
-				time.Sleep(pause)
+				pastTimeouts(t, cl.PrimaryURL(db), call.ID, 1, pause)
 				if status, body := c.answer(on(1), call.ID, 1, tripAnswers); status != http.StatusAccepted {
 					t.Fatalf("answer round 1: %d %s", status, body)
 				}
 				c.waitFor(on(2), call.ID, 20*time.Second, roundIs(2))
-				time.Sleep(pause)
+				pastTimeouts(t, cl.PrimaryURL(db), call.ID, 2, pause)
 				if status, body := c.answer(on(2), call.ID, 2, seatAnswers); status != http.StatusAccepted {
 					t.Fatalf("answer round 2: %d %s", status, body)
 				}
@@ -201,13 +203,14 @@ func TestFourInstancesThroughPgBouncer(t *testing.T) {
 	}
 	// The work went through PgBouncer, over at most its 8 connections.
 	// (PgBouncer adds up its counts every second.)
-	xacts, servers := bouncerStats(t, cl, db)
-	for deadline := time.Now().Add(5 * time.Second); xacts < 100 && time.Now().Before(deadline); {
-		time.Sleep(200 * time.Millisecond)
-		xacts, servers = bouncerStats(t, cl, db)
-	}
-	if xacts < 100 {
-		t.Errorf("PgBouncer carried %d transactions for the database; want the instances' queries", xacts)
+	var xacts, servers int64
+	if err := poll(5*time.Second, func() error {
+		if xacts, servers = bouncerStats(t, cl, db); xacts < 100 {
+			return fmt.Errorf("PgBouncer carried %d transactions for the database; want the instances' queries", xacts)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
 	}
 	if servers > pgcluster.PoolSize {
 		t.Errorf("PgBouncer holds %d server connections, more than its pool of %d", servers, pgcluster.PoolSize)
@@ -335,12 +338,12 @@ func TestReadReplica(t *testing.T) {
 		// Wait, as a person reading the question would, until the standby
 		// has the round too.
 		stranger := &client{t: t, token: token}
-		for deadline := time.Now().Add(20 * time.Second); stranger.apiCalls(b)[call.ID] != "input_required"; {
-			if time.Now().After(deadline) {
-				t.Fatal("the standby never showed the round")
+		eventually(t, 20*time.Second, func() error {
+			if got := stranger.apiCalls(b)[call.ID]; got != "input_required" {
+				return fmt.Errorf("the standby never showed the round: the call is %q", got)
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
 
 		answered := time.Now()
 		if status, body := person.answer(a, call.ID, 1, `{"confirm":{"action":"accept","content":{"confirm":true}}}`); status != http.StatusAccepted {
@@ -386,12 +389,12 @@ func TestReadReplica(t *testing.T) {
 			return waiting
 		}
 		call := browser.startCall(a, "confirm_delete", `{"path":"/tmp/page.txt"}`)
-		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(inbox(other), call.ID); {
-			if time.Now().After(deadline) {
-				t.Fatal("the round never reached the inbox read from the standby")
+		eventually(t, 20*time.Second, func() error {
+			if !strings.Contains(inbox(other), call.ID) {
+				return errors.New("the round never reached the inbox read from the standby")
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
 		answered := time.Now()
 		status, body := browser.post(a+"/calls/"+call.ID+"/rounds/1", url.Values{"q0$action": {"accept"}, "q0.confirm": {"true"}})
 		if status != http.StatusSeeOther {
@@ -434,11 +437,12 @@ func TestReadReplica(t *testing.T) {
 		// The lists read just now may all have gone to the primary (the
 		// person's write was newer than the standby's last look); the
 		// instances' looks, every half second, notice it is down.
-		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "read replica unusable"); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("no instance noticed the standby was down")
+		eventually(t, 10*time.Second, func() error {
+			if !strings.Contains(logs.String(), "read replica unusable") {
+				return errors.New("no instance noticed the standby was down")
 			}
-		}
+			return nil
+		})
 		lists()
 		if err := cl.StartReplica(ctx); err != nil {
 			t.Fatal(err)

@@ -219,11 +219,10 @@ func assigneeOf(t *testing.T, db, callID string) string {
 
 func waitAssignee(t *testing.T, db, callID, want string, limit time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for assigneeOf(t, db, callID) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("call %s is not assigned to %s within %s", callID, want, limit)
+	eventually(t, limit, func() error {
+		if got := assigneeOf(t, db, callID); got != want {
+			return fmt.Errorf("call %s is assigned to %q, not %s", callID, got, want)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

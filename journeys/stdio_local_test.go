@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -79,22 +80,18 @@ func alive(pid int) bool {
 // waitGone waits until none of pids runs, or fails the test.
 func waitGone(t *testing.T, what string, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	eventually(t, 15*time.Second, func() error {
 		var running []int
 		for _, pid := range pids {
 			if alive(pid) {
 				running = append(running, pid)
 			}
 		}
-		if len(running) == 0 {
-			return
+		if len(running) > 0 {
+			return fmt.Errorf("%s: processes %v still run", what, running)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: processes %v still run", what, running)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // killMarked kills, when the test ends, every process carrying mark: a
@@ -131,22 +128,20 @@ func writeFile(t *testing.T, dir, name, text string) string {
 // there are at least n.
 func markedAlive(t *testing.T, mark string, n int) []int {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var pids []int
+	var pids []int
+	eventually(t, 15*time.Second, func() error {
+		pids = nil
 		for _, pid := range markedProcesses(t, mark) {
 			if alive(pid) {
 				pids = append(pids, pid)
 			}
 		}
-		if len(pids) >= n {
-			return pids
+		if len(pids) < n {
+			return fmt.Errorf("processes marked %s: %v, want %d", mark, pids, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes marked %s: %v, want %d", mark, pids, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	return pids
 }
 
 // TestStdioStopEndsTree: a local server's program starts a process of its
@@ -352,14 +347,14 @@ func TestStdioCannotReadRounds(t *testing.T) {
 
 	c.login(inst.URL, "admin", secrets["ADMIN_PASSWORD"])
 	var page string
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(page, "environ: open /proc/") && time.Now().Before(deadline) {
+	if err := poll(15*time.Second, func() error {
 		_, b := c.do("GET", inst.URL+"/admin/servers/snoop", "", "")
-		page = string(b)
-		time.Sleep(100 * time.Millisecond)
-	}
-	if !strings.Contains(page, "environ: open /proc/") {
-		t.Errorf("the admin page does not show what the server wrote to stderr:\n%s", page)
+		if page = string(b); !strings.Contains(page, "environ: open /proc/") {
+			return fmt.Errorf("the admin page does not show what the server wrote to stderr:\n%s", page)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
@@ -440,9 +435,7 @@ func TestStdioStderrFlood(t *testing.T) {
 
 	const written = floodLines + 1
 	var logged, dropped, notices, droppedBytes, loggedBytes int
-	deadline := time.Now().Add(20 * time.Second)
-	for logged+dropped < written && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
+	_ = poll(20*time.Second, func() error {
 		logged, dropped, notices, droppedBytes, loggedBytes = 0, 0, 0, 0, 0
 		for line := range strings.SplitSeq(logs.String(), "\n") {
 			var l struct {
@@ -471,7 +464,11 @@ func TestStdioStderrFlood(t *testing.T) {
 			logged++
 			loggedBytes += len(strings.TrimPrefix(l.Msg, "flood: "))
 		}
-	}
+		if logged+dropped < written {
+			return fmt.Errorf("%d lines logged and %d counted as dropped so far", logged, dropped)
+		}
+		return nil
+	})
 	if logged+dropped != written {
 		t.Fatalf("%d lines logged and %d counted as dropped, want %d in all", logged, dropped, written)
 	}
@@ -485,12 +482,13 @@ func TestStdioStderrFlood(t *testing.T) {
 	c := newClient(t, db)
 	c.login(inst.URL, "admin", adminPassword)
 	var page string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	_ = poll(10*time.Second, func() error {
 		_, b := c.do("GET", inst.URL+"/admin/servers/flood", "", "")
-		if page = string(b); strings.Contains(page, "flood done") {
-			break
+		if page = string(b); !strings.Contains(page, "flood done") {
+			return errors.New("no last line yet")
 		}
-	}
+		return nil
+	})
 	if !strings.Contains(page, "flood line 05000") || !strings.Contains(page, "flood done") {
 		t.Errorf("the admin page does not show the last lines of stderr:\n%s", page)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -81,29 +82,58 @@ func query[T any](t *testing.T, db, sql string, args ...any) T {
 	return out
 }
 
+// pastTimeouts waits, as a person takes their time, until the database's
+// clock is d past the moment round seq of the call was asked, and every
+// instance still beating has beaten since: an answer given then comes
+// after every timeout of d or less, as the instances see them.
+func pastTimeouts(t *testing.T, db, callID string, seq int, d time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	eventually(t, d+time.Minute, func() error {
+		var left float64
+		var behind int
+		err := conn.QueryRow(ctx, `select greatest(extract(epoch from r.created_at + make_interval(secs => $3) - now()), 0),
+				(select count(*) from instances i where i.stopped_at is null
+					and i.last_seen_at > now() - make_interval(secs => 3 * i.interval_ms / 1000.0)
+					and i.last_seen_at <= r.created_at + make_interval(secs => $3))
+			from rounds r where r.call_id = $1 and r.seq = $2`, callID, seq, d.Seconds()).Scan(&left, &behind)
+		switch {
+		case err != nil:
+			return fmt.Errorf("round %d: %w", seq, err)
+		case left > 0:
+			return fmt.Errorf("round %d was asked less than %s ago: %.1fs to go", seq, d, left)
+		case behind > 0:
+			return fmt.Errorf("%d instances have not beaten since round %d was asked %s ago", behind, seq, d)
+		}
+		return nil
+	})
+}
+
 // localProcess is the running shared process of server on an instance:
 // its name and pid, once the instance has said it runs.
 func localProcess(t *testing.T, db, instance, server string) (string, int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var process string
-		var pid int
-		err = conn.QueryRow(ctx, `select process, pid from local_processes where instance = $1 and server = $2 and running`,
-			instance, server).Scan(&process, &pid)
-		conn.Close(ctx)
-		if err == nil {
-			return process, pid
-		}
-		time.Sleep(50 * time.Millisecond)
+	var process string
+	var pid int
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("server %s never ran on instance %s", server, instance)
-	return "", 0
+	defer conn.Close(ctx)
+	eventually(t, 20*time.Second, func() error {
+		if err := conn.QueryRow(ctx, `select process, pid from local_processes where instance = $1 and server = $2 and running`,
+			instance, server).Scan(&process, &pid); err != nil {
+			return fmt.Errorf("server %s never ran on instance %s: %w", server, instance, err)
+		}
+		return nil
+	})
+	return process, pid
 }
 
 // progress is what the API says of a call's progress.
@@ -154,7 +184,7 @@ func TestStdioAnsweredElsewhere(t *testing.T) {
 	if owner == b.InstanceID() {
 		other, logs = a, &logsA
 	}
-	time.Sleep(15 * time.Second) // a person takes their time
+	pastTimeouts(t, db, call.ID, 1, 15*time.Second)
 	if status, body := c.answer(other.URL, call.ID, 1, stdioTripAnswers); status != http.StatusAccepted {
 		t.Fatalf("answer: %d %s", status, body)
 	}
@@ -190,16 +220,12 @@ func TestStdioProcessRestarts(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if p, _ := localProcess(t, db, inst.InstanceID(), "trips"); p != first {
-			break
+	eventually(t, 20*time.Second, func() error {
+		if p, _ := localProcess(t, db, inst.InstanceID(), "trips"); p == first {
+			return fmt.Errorf("the process was not started again; log:\n%s", logs.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the process was not started again; log:\n%s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if n := query[int](t, db, `select restarts from local_processes where instance = $1 and server = 'trips'`, inst.InstanceID()); n != 1 {
 		t.Errorf("restarts = %d, want 1", n)
 	}
@@ -254,7 +280,7 @@ func TestStdioHeldAcrossInstances(t *testing.T) {
 		t.Errorf("the admin's record says %d of the call's processes run, want 1 of 1", n)
 	}
 
-	time.Sleep(15 * time.Second)
+	pastTimeouts(t, db, call.ID, 1, 15*time.Second)
 	if status, body := c.answer(b.URL, call.ID, 1, `{"elicitation":{"action":"accept","content":{"name":"Ada","age":36}}}`); status != http.StatusAccepted {
 		t.Fatalf("answer: %d %s", status, body)
 	}

@@ -2,6 +2,8 @@ package journeys
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -61,7 +63,15 @@ func TestTaskThroughTheAPI(t *testing.T) {
 	if !strings.Contains(string(page), `data-testid="task-note"`) || !strings.Contains(string(page), "Deploy build 42 to production? &lt;b&gt;not bold&lt;/b&gt;") {
 		t.Fatalf("the call's page:\n%s", page)
 	}
-	time.Sleep(3 * time.Second) // past the request timeout and a few polls
+	// The person answers past the request timeout and a few polls, as
+	// the server saw them: the question was sent on polls further apart
+	// than the request timeout.
+	eventually(t, time.Minute, func() error {
+		if span := askedSpan(tasker.Polls("deploy")); span <= 2*time.Second {
+			return fmt.Errorf("the question was sent on polls %s apart, not yet past the request timeout", span)
+		}
+		return nil
+	})
 	if status, body := c.answer(b.URL, call.ID, 1, `{"approve-1":{"action":"accept","content":{"confirm":true}}}`); status != http.StatusAccepted {
 		t.Fatalf("answer: %d %s", status, body)
 	}
@@ -81,28 +91,27 @@ func TestTaskThroughTheAPI(t *testing.T) {
 			Progress *float64 `json:"progress"`
 		} `json:"progress"`
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	eventually(t, time.Minute, func() error {
 		_, body = c.do("GET", b.URL+"/api/v1/calls/"+call.ID, "", "")
 		progress.Progress = nil
 		_ = json.Unmarshal(body, &progress)
 		if progress.Progress != nil && strings.HasPrefix(progress.Progress.Message, "Step ") {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no progress: %s", body)
-		}
-	}
+		return fmt.Errorf("no progress: %s", body)
+	})
 	if progress.Progress.Progress != nil {
 		t.Errorf("a task's progress is measured: %s", body)
 	}
 	if status, body := c.do("POST", b.URL+"/api/v1/calls/"+call.ID+"/cancel", "", ""); status != http.StatusOK {
 		t.Fatalf("cancel: %d %s", status, body)
 	}
-	for deadline := time.Now().Add(30 * time.Second); tasker.Status("long_job") != "cancelled"; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server's task is %q, not stopped", tasker.Status("long_job"))
+	eventually(t, 30*time.Second, func() error {
+		if s := tasker.Status("long_job"); s != "cancelled" {
+			return fmt.Errorf("the server's task is %q, not stopped", s)
 		}
-	}
+		return nil
+	})
 	// Stopped from its page, a task that finishes all the same keeps its
 	// result, and the page says so.
 	tasker.FinishOnCancel()
@@ -111,7 +120,7 @@ func TestTaskThroughTheAPI(t *testing.T) {
 		t.Fatalf("start: %d %s", status, body)
 	}
 	_ = json.Unmarshal(body, &call)
-	c.waitFor(b.URL, call.ID, time.Minute, func(c apiCall) bool { return c.Status == "running" })
+	c.waitTask(b.URL, call.ID) // stopped before the server made it a task, it has no result to keep
 	if status, body := c.post(b.URL+"/calls/"+call.ID+"/stop", url.Values{}); status != http.StatusSeeOther {
 		t.Fatalf("stop: %d %s", status, body)
 	}
@@ -155,40 +164,28 @@ func TestTaskLimitThroughThePages(t *testing.T) {
 		t.Fatalf("the admin page does not show the file's maxTasks:\n%s", page)
 	}
 	first := c.startWith(inst.URL, `{"server":"tasker","tool":"long_job","arguments":{}}`)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		var task struct {
-			Task *struct{} `json:"task"`
-		}
-		_, body := c.do("GET", inst.URL+"/api/v1/calls/"+first.ID, "", "")
-		if json.Unmarshal(body, &task) == nil && task.Task != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the first call never became a task: %s", body)
-		}
-	}
+	c.waitTask(inst.URL, first.ID)
 	second := c.startWith(inst.URL, `{"server":"tasker","tool":"long_job","arguments":{}}`)
 	const waiting = "Waiting: tasker already runs 1 task; this call starts when one ends."
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	eventually(t, time.Minute, func() error {
 		_, page := c.do("GET", inst.URL+"/calls/"+second.ID, "", "")
 		if strings.Contains(string(page), `data-testid="call-waiting">`+waiting+`<`) {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the second call's page does not say it waits:\n%s", page)
-		}
-	}
+		return fmt.Errorf("the second call's page does not say it waits:\n%s", page)
+	})
 	if n := tasker.Started("long_job"); n != 1 {
 		t.Fatalf("the server started %d tasks; it may run one", n)
 	}
 	if status, body := c.post(inst.URL+"/calls/"+first.ID+"/stop", url.Values{}); status != http.StatusSeeOther {
 		t.Fatalf("stop: %d %s", status, body)
 	}
-	for deadline := time.Now().Add(time.Minute); tasker.Started("long_job") < 2; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the second call did not start when the first task was stopped")
+	eventually(t, time.Minute, func() error {
+		if tasker.Started("long_job") < 2 {
+			return errors.New("the second call did not start when the first task was stopped")
 		}
-	}
+		return nil
+	})
 	c.waitFor(inst.URL, second.ID, time.Minute, func(c apiCall) bool { return c.Status == "running" })
 	if _, page := c.do("GET", inst.URL+"/calls/"+second.ID, "", ""); strings.Contains(string(page), "call-waiting") {
 		t.Fatalf("the page still says the call waits:\n%s", page)
@@ -274,13 +271,42 @@ func TestBrowserTask(t *testing.T) {
 // holds on it.
 func (j *journey) reloadUntil(page, condition, what string) {
 	j.t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+	eventually(j.t, time.Minute, func() error {
 		_ = chromedp.Do(j.ctx, chromedp.Navigate(page))
 		if ok, err := chromedp.Run(j.ctx, chromedp.Evaluate[bool](condition)); err == nil && ok {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			j.t.Fatalf("%s never came", what)
+		return fmt.Errorf("%s never came", what)
+	})
+}
+
+// waitTask waits until the API says the server runs the call as a task.
+func (c *client) waitTask(base, id string) {
+	c.t.Helper()
+	eventually(c.t, time.Minute, func() error {
+		var task struct {
+			Task *struct{} `json:"task"`
 		}
+		_, body := c.do("GET", base+"/api/v1/calls/"+id, "", "")
+		if json.Unmarshal(body, &task) == nil && task.Task != nil {
+			return nil
+		}
+		return fmt.Errorf("the call never became a task: %s", body)
+	})
+}
+
+// askedSpan is how far apart the first and the last polls that were
+// answered with a question came, as the server saw them.
+func askedSpan(polls []mcptest.Poll) time.Duration {
+	var first, last time.Time
+	for _, p := range polls {
+		if p.Asked == "" {
+			continue
+		}
+		if first.IsZero() {
+			first = p.At
+		}
+		last = p.At
 	}
+	return last.Sub(first)
 }

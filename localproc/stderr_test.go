@@ -11,14 +11,46 @@ import (
 
 // syncBuffer is a log's output, read while it is written.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	wrote chan struct{} // has a value after a write not yet waited on
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf.Write(p)
+	n, err := b.buf.Write(p)
+	select {
+	case b.written() <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+// written is the channel a write signals on; b.mu is held.
+func (b *syncBuffer) written() chan struct{} {
+	if b.wrote == nil {
+		b.wrote = make(chan struct{}, 1)
+	}
+	return b.wrote
+}
+
+// waitFor waits until the log says text, looking again after each write,
+// for at most limit; it reports whether the log said it.
+func (b *syncBuffer) waitFor(text string, limit time.Duration) bool {
+	b.mu.Lock()
+	wrote := b.written()
+	b.mu.Unlock()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for !strings.Contains(b.String(), text) {
+		select {
+		case <-wrote:
+		case <-deadline.C:
+			return false
+		}
+	}
+	return true
 }
 
 func (b *syncBuffer) String() string {

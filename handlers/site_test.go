@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"github.com/mcp-rounds/rounds/catalog"
 	"io"
 	"log/slog"
 	"net/http"
@@ -59,7 +60,8 @@ func newSite(t *testing.T) *site {
 	if _, err := st.CreateUser(ctx, "mallory", password, false); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(pool, st, mcpclient.New(mcpclient.Options{RequestTimeout: 10 * time.Second}), engine.Config{
+	mc := mcpclient.New(mcpclient.Options{RequestTimeout: 10 * time.Second})
+	eng, err := engine.New(pool, st, mc, engine.Config{
 		InstanceID:   "handlers-test",
 		Notifier:     notifier,
 		Capabilities: mcpclient.Capabilities{FormElicitation: true, URLElicitation: true},
@@ -75,7 +77,9 @@ func newSite(t *testing.T) *site {
 		defer cancel()
 		_ = eng.Stop(ctx)
 	})
-	h := handlers.New(handlers.Options{Store: st, Engine: eng, Logger: log, Notifier: notifier,
+	cat := catalog.New(catalog.Options{Store: st, MCP: mc, Capabilities: eng.Config().Capabilities,
+		Token: eng.AccessToken, Refused: eng.TurnedDown, Log: log})
+	h := handlers.New(handlers.Options{Store: st, Engine: eng, Catalog: cat, Logger: log, Notifier: notifier,
 		Settings: handlers.Settings{InstanceID: "handlers-test", RoundTTL: time.Hour, Retention: time.Hour,
 			Capabilities: eng.Config().Capabilities},
 		Auth: handlers.AuthOptions{SessionKeys: [][]byte{randomKey(), randomKey()}, SessionTTL: time.Hour},

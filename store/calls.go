@@ -106,6 +106,9 @@ type Call struct {
 	TaskSlot        *int       `db:"task_slot"`
 	ServerMaxTasks  *int       `db:"server_max_tasks"`
 	ServerRunsTasks bool       `db:"server_runs_tasks"`
+	// Agent is the MCP client that started the call through Rounds' front
+	// door (/mcp/{server}); nil for a call started in a page or the API.
+	Agent *Agent `db:"agent"`
 }
 
 // MaxTasks is how many tasks the call's server runs at once.
@@ -178,7 +181,7 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason,
 	c.restarts, s.replay_answers as server_replay, c.progress,
 	c.task_id, c.task_status, c.task_poll_ms, c.task_expires_at, c.task_keys, c.task_stopped_at,
-	c.task_started_at, c.task_slot, s.max_tasks as server_max_tasks, s.runs_tasks as server_runs_tasks`
+	c.task_started_at, c.task_slot, s.max_tasks as server_max_tasks, s.runs_tasks as server_runs_tasks, c.agent`
 
 // callColumnsShown is callColumns as a person is shown the call: a queued
 // call whose request is out says running (see queue.RequestOut). It is worked
@@ -253,6 +256,9 @@ type Round struct {
 	// Process names the local server's process that asked (a 2026-07-28
 	// round over stdio): only it can open the round's state.
 	Process *string `db:"process"`
+	// Asks is who the round asks when not the call's assignee: AsksAgent
+	// or AsksOwner; nil for the assignee.
+	Asks *string `db:"asks"`
 }
 
 // AnsweredAgain reports whether Rounds answered the round with the answers
@@ -263,7 +269,7 @@ func (r *Round) AnsweredAgain() bool {
 
 const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
-	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process`
+	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process, asks`
 
 // roundColumnsNow reads a round as a person sees it now: pending past its
 // deadline is expired, unless its plan answers it at the deadline (see
@@ -272,4 +278,4 @@ const roundColumnsNow = `call_id::text as call_id, seq, input_requests, request_
 	case when status = 'pending' and expires_at <= now() and (on_expiry = 'expire' or expires_at < now() - interval '1 hour')
 	     then 'expired' else status end as status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
-	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process`
+	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process, asks`

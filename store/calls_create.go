@@ -35,6 +35,9 @@ type NewCall struct {
 	ID string
 	// Deadlines, when set, override the server's for this call's rounds.
 	Deadlines *Deadlines
+	// Agent, when set, is the MCP client that started the call through
+	// Rounds' front door.
+	Agent *Agent
 }
 
 // NewCallID returns a fresh call id (a random UUID).
@@ -90,15 +93,15 @@ func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after tim
 	err := func() error {
 		rows, _ := tx.Query(ctx, `
 			with c as (
-				insert into calls (id, server_id, owner, method, target, arguments, protocol, assignee, webhook_url, title)
+				insert into calls (id, server_id, owner, method, target, arguments, protocol, assignee, webhook_url, title, agent)
 				values (coalesce(nullif($10, '')::uuid, gen_random_uuid()), $1, $2, $3, $4, $5, coalesce(nullif($6, ''),
 					(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')),
-					$7, nullif($8, ''), $9)
+					$7, nullif($8, ''), $9, $11)
 				returning *
 			)
 			select `+callColumnsSending+`, `+callTTLColumn+`
 			from c join servers s on s.id = c.server_id`,
-			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title, nc.ID)
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title, nc.ID, nc.Agent)
 		created, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[callWithTTL])
 		if err != nil {
 			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "23503" {

@@ -55,10 +55,9 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 			return d.answerEnd(q, call)
 		}
 		if call.Status == store.CallInputRequired && call.CurrentSeq > after {
-			if r == nil || r.Seq != call.CurrentSeq {
-				if r, err = d.o.Store.Round(context.WithoutCancel(q.Ctx), call.ID, call.CurrentSeq); err != nil {
-					return err
-				}
+			// Read at every change: whom the round asks may change too.
+			if r, err = d.o.Store.Round(context.WithoutCancel(q.Ctx), call.ID, call.CurrentSeq); err != nil {
+				return err
 			}
 			if r.Status == store.RoundPending && r.Asks != nil && *r.Asks == store.AsksAgent {
 				return d.askAgent(q, call, r)

@@ -2,12 +2,16 @@ package journeys
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -159,4 +163,118 @@ func TestAgentSeesTheServer(t *testing.T) {
 	if !bytes.Contains(list, []byte(`"current_time"`)) {
 		t.Errorf("the owner's calls do not show the agent's: %s", list)
 	}
+}
+
+// agentAsked makes every round of an agent's call ask the agent, as the
+// server's agentQuestions setting "agent" does for an agent that declared
+// it can answer (a trigger stands in for the engine's choice).
+func agentAsked(t *testing.T, db string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), `
+		create function test_agent_asked() returns trigger language plpgsql as $$
+		begin
+			if exists (select 1 from calls where id = new.call_id and agent is not null) then
+				new.asks := 'agent';
+			end if;
+			return new;
+		end $$;
+		create trigger test_agent_asked before insert on rounds for each row execute function test_agent_asked();`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAgentAnswersItsQuestion: a round that asks the agent comes back to
+// it as input_required, with the server's questions as they are and a
+// state of Rounds' own; the agent's retry with that state answers the
+// round, on the other instance. The state is refused (-32602) once used,
+// tampered with, or in someone else's hands.
+func TestAgentAnswersItsQuestion(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	agentAsked(t, db)
+	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}
+	a := startInstance(t, db, env, nil)
+	b := startInstance(t, db, env, nil)
+	token := newToken(t, db, "admin")
+	cli(t, db, "a long password\n", "user", "add", "bob")
+	bobs := newToken(t, db, "bob")
+	elicit := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return nil, errors.New("not asked this way: automatic round trips are off")
+	}}
+	onA := agentSession(t, a.URL+"/mcp/demo", token, elicit)
+	onB := agentSession(t, b.URL+"/mcp/demo", token, elicit)
+	bob := agentSession(t, b.URL+"/mcp/demo", bobs, elicit)
+
+	params := &mcp.CallToolParams{Name: "confirm_delete", Arguments: map[string]any{"path": "/tmp/report.txt"}}
+	res, err := onA.CallTool(t.Context(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, ok := res.InputRequests["confirm"].(*mcp.ElicitParams)
+	if !res.NeedsInput() || !ok || !strings.Contains(asked.Message, "Delete /tmp/report.txt?") {
+		t.Fatalf("confirm_delete through Rounds: %+v; want input_required with the demo's question", res)
+	}
+	state := res.RequestState
+	var serverState []byte
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(t.Context(), `select request_state from rounds where asks = 'agent'`).Scan(&serverState); err != nil {
+		t.Fatal(err)
+	}
+	if state == "" || len(state) > 400 || strings.Contains(state, string(serverState)) {
+		t.Errorf("the state given to the agent (%d bytes) is not Rounds' own, small one", len(state))
+	}
+
+	yes := mcp.InputResponseMap{"confirm": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}}
+	retry := func(cs *mcp.ClientSession, state string) (*mcp.CallToolResult, error) {
+		p := *params
+		p.InputResponses, p.RequestState = yes, state
+		return cs.CallTool(t.Context(), &p)
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("%s: %v, want error -32602", what, err)
+		}
+	}
+	_, err = retry(bob, state)
+	refused("bob's retry with admin's state", err)
+	_, err = retry(onB, state[:len(state)-4]+"AAAA")
+	refused("a tampered state", err)
+
+	res, err = retry(onB, state)
+	if err != nil || res.NeedsInput() || res.IsError || resultOf(res) != "Deleted /tmp/report.txt" {
+		t.Fatalf("the agent's answer: %+v, %v", res, err)
+	}
+	_, err = retry(onA, state)
+	refused("the state used again", err)
+
+	var by, audit string
+	if err := conn.QueryRow(t.Context(), `select r.answered_by, (select detail->>'agent' from audit_log
+		where action = 'round.answered' and target = r.call_id::text) from rounds r where asks = 'agent'`).Scan(&by, &audit); err != nil {
+		t.Fatal(err)
+	}
+	if by != "admin" || audit != "test-agent 0.9" {
+		t.Errorf("answered by %q, audit naming %q; want the owner, and the agent in the audit", by, audit)
+	}
+}
+
+// resultOf is a tool result's text.
+func resultOf(res *mcp.CallToolResult) string {
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			out = append(out, tc.Text)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -192,9 +192,12 @@ func (d *Door) agentStopped(q *Request, id string) error {
 // cancelCall cancels call id for its agent, as the API's cancel does, with
 // the call saying the agent stopped it.
 func (d *Door) cancelCall(ctx context.Context, q *Request, id string) error {
-	a := q.agent()
+	label := q.agent().Label()
+	if call, err := d.o.Store.Call(ctx, id); err == nil && call.Agent != nil {
+		label = call.Agent.Label() // as it said when it started the call
+	}
 	entry := q.audit("call.cancelled", id, map[string]any{"by_agent": true})
-	err := d.o.Store.CancelCallSaying(ctx, id, "The agent ("+a.Label()+") stopped this call.", *entry)
+	err := d.o.Store.CancelCallSaying(ctx, id, "The agent ("+label+") stopped this call.", *entry)
 	if err != nil && !isConflict(err) {
 		d.o.Log.WarnContext(ctx, "cancelling an agent's call", "call", id, "err", err)
 	}

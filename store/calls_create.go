@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -122,6 +123,7 @@ func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after tim
 		if nc.Audit != nil {
 			entry := *nc.Audit
 			entry.Target = call.ID
+			entry.Detail = withAgent(entry.Detail, nc.Agent)
 			if err := auditTx(ctx, tx, entry); err != nil {
 				return err
 			}
@@ -132,4 +134,23 @@ func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after tim
 		return nil, nil, err
 	}
 	return call, d.sent(), nil
+}
+
+// withAgent is a call's audit detail naming the agent that started it, if
+// one did: its name and version, and its API token's id or OAuth client.
+// The caller's map is left as it was.
+func withAgent(detail map[string]any, a *Agent) map[string]any {
+	if a == nil {
+		return detail
+	}
+	out := make(map[string]any, len(detail)+3)
+	maps.Copy(out, detail)
+	out["agent"] = a.Label()
+	if a.TokenID != nil {
+		out["agent_token_id"] = *a.TokenID
+	}
+	if a.OAuthClient != "" {
+		out["agent_oauth_client"] = a.OAuthClient
+	}
+	return out
 }

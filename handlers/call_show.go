@@ -169,6 +169,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 	if vm.Reach, err = h.reachVM(ctx, call); err != nil {
 		return nil, nil, 0, err
 	}
+	agentReach(&vm.Reach, call, rounds)
 	if call.Error != nil {
 		vm.Error = *call.Error
 	}

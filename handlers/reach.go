@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -71,6 +72,31 @@ func (h *Handler) reachVM(ctx context.Context, call *store.Call) (views.ReachVM,
 	}
 	vm.Deliveries = deliveryVMs(deliveries)
 	return vm, nil
+}
+
+// agentReach says on vm, for a call an agent started, which agent, how it
+// signed in, and whom its waiting round, if any, asks.
+func agentReach(vm *views.ReachVM, call *store.Call, rounds []store.Round) {
+	a := call.Agent
+	if a == nil {
+		return
+	}
+	vm.Agent = a.Label()
+	switch {
+	case call.AgentTokenName != nil:
+		vm.AgentVia = "API token " + *call.AgentTokenName
+	case a.OAuthClient != "":
+		vm.AgentVia = "OAuth client " + cmp.Or(a.OAuthClientName, a.OAuthClient)
+	}
+	for i := range rounds {
+		r := &rounds[i]
+		if r.Seq != call.CurrentSeq || call.Status != store.CallInputRequired || r.Status != store.RoundPending {
+			continue
+		}
+		vm.Waiting = true
+		vm.AgentAsked = r.Asks != nil && *r.Asks == store.AsksAgent
+		vm.OwnerAsked = r.Asks != nil && *r.Asks == store.AsksOwner
+	}
 }
 
 func deliveryVMs(ds []store.Delivery) []views.DeliveryVM {

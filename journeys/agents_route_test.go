@@ -1,0 +1,133 @@
+package journeys
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// agentCall starts a call of tool on server demo as an agent would through
+// Rounds' front door (store.NewCall.Agent), for owner, with the API token
+// named tokenName, and returns its id. The instance's engine sends it.
+func agentCall(t *testing.T, db, owner, tokenName, tool, args string, agent store.Agent) string {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	st, err := store.New(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := st.UserByName(ctx, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := st.CreateToken(ctx, u.ID, tokenName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent.TokenID = &tok.ID
+	srv, err := st.ServerByName(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call, err := st.CreateCall(ctx, store.NewCall{ServerID: srv.ID, Owner: owner, Method: "tools/call", Target: tool,
+		Arguments: json.RawMessage(args), Agent: &agent,
+		Audit: &store.AuditEntry{Instance: "test", Actor: owner, Action: "call.started", Detail: map[string]any{"server": "demo", "tool": tool}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return call.ID
+}
+
+// TestAgentCallSeen: a call an agent started, whose question the agent is
+// asked, names the agent in the API's call (token by name, never its
+// secret) with the round asking the agent; the call page says which agent
+// asked, for whom, through which token, and that its owner may answer
+// instead; the round is in nobody's inbox; the admin's calls list finds it
+// by the agent's name and no other; the audit log names the agent.
+func TestAgentCallSeen(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}, nil)
+	c := newClient(t, db)
+	id := agentCall(t, db, "admin", "laptop", "confirm_delete", `{"path":"/tmp/x"}`,
+		store.Agent{Name: "claude-code", Version: "2.1", Protocol: "2026-07-28", Can: store.AgentCan{Form: true}})
+	c.waitFor(inst.URL, id, 20*time.Second, roundIs(1))
+
+	status, body := c.do("GET", inst.URL+"/api/v1/calls/"+id, "", "")
+	if status != http.StatusOK {
+		t.Fatalf("GET the call: %d %s", status, body)
+	}
+	var got struct {
+		Agent map[string]any `json:"agent"`
+		Round struct {
+			Asks string `json:"asks"`
+		} `json:"round"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"name": "claude-code", "version": "2.1", "protocol": "2026-07-28", "token": "laptop"}
+	if len(got.Agent) != len(want) {
+		t.Errorf("the API's agent = %v, want %v", got.Agent, want)
+	}
+	for k, v := range want {
+		if got.Agent[k] != v {
+			t.Errorf("the API's agent[%q] = %v, want %v", k, got.Agent[k], v)
+		}
+	}
+	if got.Round.Asks != store.AsksAgent {
+		t.Errorf("the round asks %q, want agent", got.Round.Asks)
+	}
+	// A call no agent started says so with null.
+	plain := c.startCall(inst.URL, "confirm_delete", `{"path":"/tmp/y"}`)
+	if _, b := c.do("GET", inst.URL+"/api/v1/calls/"+plain.ID, "", ""); !strings.Contains(string(b), `"agent":null`) {
+		t.Errorf("a call started through the API: %s, want \"agent\":null", b)
+	}
+
+	c.login(inst.URL, "admin", adminPassword)
+	page := c.page(inst.URL + "/calls/" + id)
+	if who := strings.Join(strings.Fields(page.Find(`[data-testid="call-agent"]`).Text()), " "); !strings.Contains(who, "claude-code 2.1") ||
+		!strings.Contains(who, "on behalf of admin") || !strings.Contains(who, "API token laptop") {
+		t.Errorf("the call page names the agent as %q", who)
+	}
+	if asked := page.Find(`[data-testid="agent-asked"]`).Text(); asked != "Asked of claude-code 2.1; you can answer here instead." {
+		t.Errorf("the call page says %q of whom the round asks", asked)
+	}
+	if page.Find(`form[data-testid="round-form"], form[action*="/rounds/1"]`).Length() == 0 {
+		t.Error("the call page gives its owner no form to answer the round the agent is asked")
+	}
+	inbox := c.page(inst.URL + "/inbox")
+	if inbox.Find(`a[href="/calls/` + id + `"]`).Length() != 0 {
+		t.Error("the inbox lists a round the agent is asked")
+	}
+	if inbox.Find(`a[href="/calls/` + plain.ID + `"]`).Length() == 0 {
+		t.Error("the inbox does not list the round of the call started through the API (the test sees nothing)")
+	}
+
+	for agent, found := range map[string]bool{"claude-code": true, "cursor": false} {
+		list := c.page(inst.URL + "/admin/calls?agent=" + url.QueryEscape(agent))
+		if n := list.Find(`a[href="/admin/calls/` + id + `"]`).Length(); (n > 0) != found {
+			t.Errorf("the admin's calls filtered by agent %q list the agent's call: %v, want %v", agent, n > 0, found)
+		}
+		if list.Find(`a[href="/admin/calls/`+plain.ID+`"]`).Length() != 0 {
+			t.Errorf("the admin's calls filtered by agent %q list a call no agent started", agent)
+		}
+	}
+	audit := c.page(inst.URL + "/admin/audit?target=" + id)
+	if !strings.Contains(audit.Text(), `"agent": "claude-code 2.1"`) {
+		t.Errorf("the audit log of the call's start does not name the agent:\n%s", audit.Find("table").Text())
+	}
+}

@@ -244,7 +244,7 @@ func registerServers(ctx context.Context, st *store.Store, cfg Config, servers [
 			// person or team that does not exist stops the start, as the
 			// file's other mistakes do.
 			if err := st.SetServerAgentQuestions(ctx, s.Name, s.AgentQuestions); err != nil {
-				return fmt.Errorf("MCP_SERVERS_FILE, server %q: agentQuestions: %w", s.Name, err)
+				return fmt.Errorf("MCP_SERVERS_FILE %s, server %q: agentQuestions: %w", cfg.serversFile, s.Name, err)
 			}
 		}
 		if s.HeaderName != "" {

@@ -38,6 +38,9 @@ type Config struct {
 	// the built-in demo is registered instead.
 	Servers    []ServerConfig
 	serversSet bool
+	// serversFile is MCP_SERVERS_FILE's path, named in what is wrong with
+	// an entry found at start.
+	serversFile string
 	Roots      map[string][]store.Root // roots/list answers by server name, from MCP_ROOTS
 	RoundTTL   time.Duration
 	MaxRounds  int
@@ -298,7 +301,7 @@ func (c *Config) readServers(getenv func(string) string) error {
 				return fmt.Errorf("MCP_SERVERS_FILE: server %s is named in MCP_SERVERS too", s.Name)
 			}
 		}
-		c.serversSet = true
+		c.serversSet, c.serversFile = true, path
 		c.Servers = append(c.Servers, more...)
 	}
 	if c.StderrLogLines, c.StderrLogPeriod, err = parseStderrLog(getenv("LOCAL_STDERR_LOG")); err != nil {

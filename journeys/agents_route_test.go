@@ -131,3 +131,59 @@ func TestAgentCallSeen(t *testing.T) {
 		t.Errorf("the audit log of the call's start does not name the agent:\n%s", audit.Find("table").Text())
 	}
 }
+
+// TestAgentQuestionsSetting: the admin server page shows who answers
+// agents' questions ("agent" at first), refuses a person who does not
+// exist with the reason and keeps the setting, and saves a team; an
+// agent's call started then is the team's, and its URL-mode question
+// goes to its owner alone: on the owner's page, and in the API with
+// "asks": "owner".
+func TestAgentQuestionsSetting(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	demoURL := demoServer(t, nil)
+	inst := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoURL}, nil)
+	c := newClient(t, db)
+	c.login(inst.URL, "admin", adminPassword)
+	cli(t, db, "", "team", "add", "ops")
+	field := func() string {
+		v, _ := c.page(inst.URL + "/admin/servers/demo").Find(`input[name="agent_questions"]`).Attr("value")
+		return v
+	}
+	if got := field(); got != "agent" {
+		t.Errorf("the admin page's agentQuestions = %q, want agent", got)
+	}
+	status, body := c.post(inst.URL+"/admin/servers/demo", url.Values{"url": {demoURL}, "agent_questions": {"nobody"}})
+	if status != http.StatusUnprocessableEntity || !strings.Contains(string(body), "There is no one named &#34;nobody&#34;") {
+		t.Errorf("saving agentQuestions nobody: %d, want 422 with the reason", status)
+	}
+	if got := field(); got != "agent" {
+		t.Errorf("after a refused setting the admin page's agentQuestions = %q, want agent", got)
+	}
+	if status, body := c.post(inst.URL+"/admin/servers/demo", url.Values{"url": {demoURL}, "agent_questions": {"team:ops"}}); status != http.StatusSeeOther {
+		t.Fatalf("saving agentQuestions team:ops: %d %s", status, body)
+	}
+	if got := field(); got != "team:ops" {
+		t.Errorf("the admin page's agentQuestions = %q, want team:ops", got)
+	}
+	id := agentCall(t, db, "admin", "laptop", "connect_account", `{}`,
+		store.Agent{Name: "cursor", Protocol: "2026-07-28", Can: store.AgentCan{Form: true}})
+	c.waitFor(inst.URL, id, 20*time.Second, roundIs(1))
+	_, raw := c.do("GET", inst.URL+"/api/v1/calls/"+id, "", "")
+	var got struct {
+		Assignee string `json:"assignee"`
+		Round    struct {
+			Asks string `json:"asks"`
+		} `json:"round"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Assignee != "team:ops" || got.Round.Asks != store.AsksOwner {
+		t.Errorf("the agent's call: assignee %q, its URL-mode round asks %q; want team:ops and owner", got.Assignee, got.Round.Asks)
+	}
+	waits := strings.Join(strings.Fields(c.page(inst.URL+"/calls/"+id).Find(`[data-testid="agent-waiting"]`).Text()), " ")
+	if waits != "cursor is waiting for admin to answer." {
+		t.Errorf("the call page says %q of whom the agent waits for", waits)
+	}
+}

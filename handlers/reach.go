@@ -74,13 +74,20 @@ func (h *Handler) reachVM(ctx context.Context, call *store.Call) (views.ReachVM,
 	return vm, nil
 }
 
-// agentReach says on vm, for a call an agent started, which agent, how it
-// signed in, and whom its waiting round, if any, asks.
-func agentReach(vm *views.ReachVM, call *store.Call, rounds []store.Round) {
-	a := call.Agent
+// agentReach says on the call's page, for a call an agent started, which
+// agent, how it signed in, and whom its waiting round, if any, asks. A
+// round only the owner may answer (a URL-mode question) offers no form to
+// anyone else but admins.
+func agentReach(ctx context.Context, page *views.CallVM, call *store.Call, rounds []store.Round) {
+	a, vm := call.Agent, &page.Reach
 	if a == nil {
 		return
 	}
+	defer func() {
+		if vm.OwnerAsked && !mayAccess(ctx, call.Owner) {
+			page.Current = nil
+		}
+	}()
 	vm.Agent = a.Label()
 	switch {
 	case call.AgentTokenName != nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
@@ -185,5 +186,20 @@ func TestAgentQuestionsSetting(t *testing.T) {
 	waits := strings.Join(strings.Fields(c.page(inst.URL+"/calls/"+id).Find(`[data-testid="agent-waiting"]`).Text()), " ")
 	if waits != "cursor is waiting for admin to answer." {
 		t.Errorf("the call page says %q of whom the agent waits for", waits)
+	}
+	// A member of the team the call is assigned to sees the call, and
+	// whom it waits for, but no form to answer its owner's question.
+	cli(t, db, "a long enough password\n", "user", "add", "bob")
+	cli(t, db, "", "team", "member", "add", "ops", "bob")
+	jar, _ := cookiejar.New(nil)
+	bob := &client{t: t, jar: jar}
+	bob.login(inst.URL, "bob", "a long enough password")
+	page := bob.page(inst.URL + "/calls/" + id)
+	if page.Find(`[data-testid="agent-waiting"]`).Length() != 1 || page.Find(`form[data-testid="round-form"]`).Length() != 0 {
+		t.Errorf("the team member's page of the call asking its owner: waiting notice %d, forms %d; want the notice and no form",
+			page.Find(`[data-testid="agent-waiting"]`).Length(), page.Find(`form[data-testid="round-form"]`).Length())
+	}
+	if c.page(inst.URL+"/calls/"+id).Find(`form[data-testid="round-form"]`).Length() != 1 {
+		t.Error("the owner's page of the call offers no form to answer its URL-mode question")
 	}
 }

@@ -71,6 +71,7 @@ func TestAgentCallSeen(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("GET the call: %d %s", status, body)
 	}
+	fetchOpenAPI(t, inst.URL).check("GET", "/calls/{id}", status, body)
 	var got struct {
 		Agent map[string]any `json:"agent"`
 		Round struct {

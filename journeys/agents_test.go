@@ -352,6 +352,12 @@ func TestAgentWaitsForAPerson(t *testing.T) {
 		res, err := cs.CallTool(t.Context(), params)
 		done <- outcome{res, err}
 	}()
+	// An agent that asked for no progress hears SSE comments meanwhile.
+	plain := make(chan []byte, 1)
+	go func() {
+		_, hdr, body := rawRPC(t, b.URL+"/mcp/demo", token, "tools/call", `{"name":"schedule","arguments":{}}`)
+		plain <- append([]byte(hdr.Get("Content-Type")+"\n"), body...)
+	}()
 	// While the server works it says so; then, once the question is
 	// asked, who is to answer, and again at the keepalive interval.
 	var asked []time.Time
@@ -384,6 +390,15 @@ func TestAgentWaitsForAPerson(t *testing.T) {
 	o := <-done
 	if o.err != nil || o.res.IsError || resultOf(o.res) != "Deleted /srv/old.log" {
 		t.Fatalf("the agent's result: %+v %v", o.res, o.err)
+	}
+	call = callOf(t, c, a.URL, "schedule")
+	if status, body := c.answer(a.URL, call.ID, 1, `{"when":{"action":"accept","content":{"date":"2031-05-04","reminder":"2031-05-03T09:00:00Z"}}}`); status != http.StatusAccepted {
+		t.Fatalf("answering on A: %d %s", status, body)
+	}
+	body := <-plain
+	if !bytes.HasPrefix(body, []byte("text/event-stream\n")) || !bytes.Contains(body, []byte("\n: waiting\n\n")) ||
+		!bytes.Contains(sseData(body), []byte("Scheduled for 2031-05-04")) {
+		t.Errorf("the stream of an agent that asked for no progress:\n%s", body)
 	}
 }
 

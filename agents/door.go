@@ -29,11 +29,6 @@ import (
 	"github.com/mcp-rounds/rounds/store"
 )
 
-// Protocol revisions the door speaks to agents.
-const (
-	ProtocolStateless = "2026-07-28"
-)
-
 // DefaultWait is how long a request is held open for a person in Rounds to
 // answer (AGENT_WAIT), and DefaultKeepalive how often something is sent on
 // a held stream so proxies keep it.

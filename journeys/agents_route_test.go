@@ -112,10 +112,10 @@ func TestAgentCallSeen(t *testing.T) {
 		t.Error("the call page gives its owner no form to answer the round the agent is asked")
 	}
 	inbox := c.page(inst.URL + "/inbox")
-	if inbox.Find(`a[href="/calls/` + id + `"]`).Length() != 0 {
+	if inbox.Find(`a[href="/calls/`+id+`"]`).Length() != 0 {
 		t.Error("the inbox lists a round the agent is asked")
 	}
-	if inbox.Find(`a[href="/calls/` + plain.ID + `"]`).Length() == 0 {
+	if inbox.Find(`a[href="/calls/`+plain.ID+`"]`).Length() == 0 {
 		t.Error("the inbox does not list the round of the call started through the API (the test sees nothing)")
 	}
 

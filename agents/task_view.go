@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -58,11 +57,13 @@ type Task struct {
 // round when it waits on one, the keys of that round the agent answered
 // already (store.AgentAnswerPart), and how long finished calls are kept.
 type TaskFacts struct {
-	Call      *store.Call
-	Round     *store.Round
-	Answered  []string
-	Retention time.Duration
-	Now       time.Time
+	Call     *store.Call
+	Round    *store.Round
+	Answered []string
+	// ServerError is the JSON-RPC error the server failed the call with.
+	ServerError json.RawMessage
+	Retention   time.Duration
+	Now         time.Time
 }
 
 // TaskOf is the call as a task, for tasks/get.
@@ -74,7 +75,7 @@ func TaskOf(f TaskFacts) Task {
 	case store.CallComplete:
 		t.Status, t.Result = taskCompleted, c.Result
 	case store.CallFailed:
-		t.Status, t.StatusMessage, t.Error = taskFailed, message(c), failure(c)
+		t = failure(t, c, f.ServerError)
 	case store.CallCancelled, store.CallExpired:
 		t.Status, t.StatusMessage = taskCancelled, stopped(c)
 	case store.CallAuthorizationRequired:
@@ -185,28 +186,32 @@ func SplitTaskKey(k string) (seq int, key string, ok bool) {
 	return n, key, true
 }
 
-// failure is a failed call's JSON-RPC error. The tasks extension keeps
-// "failed" for JSON-RPC errors, and a call failing for another reason (the
-// server out of reach, a round refused, too many rounds) is one: to the
-// agent, Rounds is the server, and a request it could not carry through is
-// the internal error (-32603) a request held open would have been answered
-// with. Marking it a completed tool result with isError instead would make
-// the model take Rounds' sentence for the tool's own output, when the tool
-// never gave one.
-func failure(c *store.Call) json.RawMessage {
-	b, _ := json.Marshal(struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}{jsonrpc.CodeInternalError, message(c)})
-	return b
+// failure is a failed call as a task. The tasks extension keeps "failed"
+// for JSON-RPC errors: the server's, which the task carries as it was
+// answered. A call that failed in Rounds (the server out of reach, a round's
+// state refused, too many rounds) had no such error; it is "completed" with
+// a tool result marked isError that says why, since tasks/get returns what
+// the request would have returned, and the door answers a tools/call held
+// open whose call failed in Rounds with that very result (answerEnd).
+func failure(t Task, c *store.Call, serverError json.RawMessage) Task {
+	msg := message(c)
+	if len(serverError) > 0 {
+		t.Status, t.StatusMessage, t.Error = taskFailed, msg, serverError
+		return t
+	}
+	b, _ := json.Marshal(toolError(msg))
+	t.Status, t.StatusMessage, t.Result = taskCompleted, msg, b
+	return t
 }
 
-// message is the sentence a call ended with.
+// message is the sentence a call ended with, without the technical
+// detail a person may unfold on its page.
 func message(c *store.Call) string {
 	if c.Error == nil || *c.Error == "" {
 		return "The call failed."
 	}
-	return *c.Error
+	msg, _, _ := strings.Cut(*c.Error, mcpclient.DetailSeparator)
+	return msg
 }
 
 // ownCancel is what the store says of a call its owner stopped, to them.
@@ -250,4 +255,10 @@ func declaresTasks(caps json.RawMessage) bool {
 	}
 	v, ok := c.Extensions[ExtensionTasks]
 	return ok && len(v) > 0 && v[0] == '{'
+}
+
+// toolError is a CallToolResult marked isError, saying msg.
+func toolError(msg string) map[string]any {
+	return map[string]any{"resultType": "complete", "isError": true,
+		"content": []map[string]string{{"type": "text", "text": msg}}}
 }

@@ -59,8 +59,12 @@ func TestTaskOf(t *testing.T) {
 		})}, status: "completed", result: `{"content":[],"isError":true}`},
 		{name: "FailedInRounds", facts: TaskFacts{Call: call(store.CallFailed, func(c *store.Call) {
 			c.Error, c.FinishedAt = text("The server could not be reached."), &finished
-		})}, status: "failed", message: "The server could not be reached.",
-			err: `{"code":-32603,"message":"The server could not be reached."}`},
+		})}, status: "completed", message: "The server could not be reached.",
+			result: `{"content":[{"text":"The server could not be reached.","type":"text"}],"isError":true,"resultType":"complete"}`},
+		{name: "FailedByServer", facts: TaskFacts{Call: call(store.CallFailed, func(c *store.Call) {
+			c.Error, c.FinishedAt = text("The server answered with an error."), &finished
+		}), ServerError: json.RawMessage(`{"code":-32602,"message":"no such release"}`)},
+			status: "failed", message: "The server answered with an error.", err: `{"code":-32602,"message":"no such release"}`},
 		{name: "CancelledByOwner", facts: TaskFacts{Call: call(store.CallCancelled, func(c *store.Call) {
 			c.Error, c.FinishedAt = text(ownCancel), &finished
 		})}, status: "cancelled", message: "ada stopped the call in Rounds."},

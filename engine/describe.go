@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/mcp-rounds/rounds/mcpclient"
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+)
 
 // answersKept is what a call that failed for now tells the person.
 const answersKept = "Your answers are kept; you can retry."
@@ -18,4 +23,18 @@ func describe(err error) (string, bool) {
 		msg += mcpclient.DetailSeparator + p.Detail
 	}
 	return msg, p.Retry
+}
+
+// serverError is the JSON-RPC error object a server answered with, as an
+// agent's failed task reports it; nil for any other failure.
+func serverError(err error) json.RawMessage {
+	var se *mcpclient.ServerError
+	if !errors.As(err, &se) {
+		return nil
+	}
+	b, _ := json.Marshal(struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{se.Code, se.Message})
+	return b
 }

@@ -450,6 +450,7 @@ func (e *Engine) record(ctx context.Context, job queue.Job, a *store.Attempt, se
 		}
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)
+		o.ServerError = serverError(err)
 		return e.store.FailCall(ctx, c.ID, seq, msg, retryable, o)
 	case out.Task != nil:
 		return e.startTask(ctx, log, a, seq, out.Task, o)

@@ -183,7 +183,7 @@ func (e *Engine) pollTask(ctx context.Context, callID string) error {
 		if t.Message != "" && t.Message != t.Error.Message {
 			msg += " It said: " + sentenceOf(t.Message)
 		}
-		return e.endTask(ctx, c, store.TaskEnd{Status: store.CallFailed, Message: msg})
+		return e.endTask(ctx, c, store.TaskEnd{Status: store.CallFailed, Message: msg, ServerError: serverError(t.Error)})
 	case mcpclient.TaskCancelled:
 		log.InfoContext(ctx, "task cancelled")
 		msg := "The server cancelled the task."

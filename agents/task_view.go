@@ -256,9 +256,3 @@ func declaresTasks(caps json.RawMessage) bool {
 	v, ok := c.Extensions[ExtensionTasks]
 	return ok && len(v) > 0 && v[0] == '{'
 }
-
-// toolError is a CallToolResult marked isError, saying msg.
-func toolError(msg string) map[string]any {
-	return map[string]any{"resultType": "complete", "isError": true,
-		"content": []map[string]string{{"type": "text", "text": msg}}}
-}

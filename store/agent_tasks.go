@@ -55,3 +55,11 @@ func (s *Store) AgentTask(ctx context.Context, callID string) (*AgentTask, error
 	}
 	return t, nil
 }
+
+// ForgetAgentAnswers drops the answers an agent gave round seq one at a
+// time (AgentAnswerPart), so that it is asked them all again: they did not
+// fit together.
+func (s *Store) ForgetAgentAnswers(ctx context.Context, callID string, seq int) error {
+	_, err := s.pool.Exec(ctx, `delete from agent_answers where call_id = $1 and seq = $2`, callID, seq)
+	return err
+}

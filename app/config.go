@@ -120,6 +120,9 @@ type ServerConfig struct {
 	// MaxTasks is how many tasks the server runs at once (MCP_SERVERS_FILE
 	// only); zero leaves what the admin page set.
 	MaxTasks int
+	// AgentQuestions, from MCP_SERVERS_FILE, says who answers the
+	// questions of calls agents start; "" leaves what the admin page set.
+	AgentQuestions string
 }
 
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/rounds?sslmode=disable"

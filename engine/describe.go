@@ -25,16 +25,25 @@ func describe(err error) (string, bool) {
 	return msg, p.Retry
 }
 
-// serverError is the JSON-RPC error object a server answered with, as an
-// agent's failed task reports it; nil for any other failure.
+// serverError is the JSON-RPC error object a server answered with (with
+// an HTTP error status or not), as an agent's failed task reports it; nil
+// for any other failure.
 func serverError(err error) json.RawMessage {
+	var code int64
+	var msg string
 	var se *mcpclient.ServerError
-	if !errors.As(err, &se) {
+	var he *mcpclient.HTTPError
+	switch {
+	case errors.As(err, &se):
+		code, msg = se.Code, se.Message
+	case errors.As(err, &he) && he.Code != 0:
+		code, msg = he.Code, he.Message
+	default:
 		return nil
 	}
 	b, _ := json.Marshal(struct {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
-	}{se.Code, se.Message})
+	}{code, msg})
 	return b
 }

@@ -295,6 +295,17 @@ func TestAgentTasks(t *testing.T) {
 		if r := formAgent.send(atA, "tasks/get", `{"taskId":"`+task.TaskID+`"}`, false); r.Error == nil || r.Error.Code != -32021 {
 			t.Errorf("tasks/get without the extension: %s %+v, want -32021", r.Result, r.Error)
 		}
+		// A JSON-RPC error from the server fails the task with that error.
+		bad := formAgent.start(atA, "no_such_tool", `{}`)
+		failed := formAgent.until(atB, bad.TaskID, 20*time.Second, hasStatus("failed"))
+		var rpcErr struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal(failed.Error, &rpcErr); err != nil || rpcErr.Code != -32602 || !strings.Contains(rpcErr.Message, "no_such_tool") ||
+			failed.StatusMessage == "" || failed.Result != nil {
+			t.Errorf("the failed task: %+v, want the server's -32602 error", failed)
+		}
 		// Without the extension, the same tool's answer is its result.
 		r := formAgent.send(atA, "tools/call", `{"name":"current_time","arguments":{}}`, false)
 		if r.Error != nil || !strings.Contains(string(r.Result), "The time is ") || strings.Contains(string(r.Result), `"task"`) {

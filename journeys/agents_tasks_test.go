@@ -250,7 +250,15 @@ func TestAgentTasks(t *testing.T) {
 		if part.Status != "input_required" || len(part.InputRequests) != 1 || part.InputRequests["1.party"] == nil {
 			t.Fatalf("after one answer: %s %v, want 1.party alone", part.Status, keysOf(part.InputRequests))
 		}
-		formAgent.ack(atA, "tasks/update", `{"taskId":"`+task.TaskID+`","inputResponses":{"1.party":{"action":"accept","content":{"passengers":2}}}}`)
+		// Answers that do not fit are refused, and every question asked again.
+		r := formAgent.send(atA, "tasks/update", `{"taskId":"`+task.TaskID+`","inputResponses":{"1.party":{"action":"accept","content":{"passengers":"lots"}}}}`, true)
+		if r.Error == nil || r.Error.Code != -32602 || !strings.HasPrefix(r.Error.Message, "Some answers do not fit") {
+			t.Fatalf("answers that do not fit: %s %+v, want -32602", r.Result, r.Error)
+		}
+		if again := formAgent.get(atB, task.TaskID); again.Status != "input_required" || len(again.InputRequests) != 2 {
+			t.Fatalf("after answers that did not fit: %s %v, want 1.trip and 1.party again", again.Status, keysOf(again.InputRequests))
+		}
+		formAgent.ack(atA, "tasks/update", `{"taskId":"`+task.TaskID+`","inputResponses":{"1.trip":{"action":"accept","content":{"destination":"Lisbon","date":"2031-05-04"}},"1.party":{"action":"accept","content":{"passengers":2}}}}`)
 		second := formAgent.until(atB, task.TaskID, 20*time.Second, func(tk agentTask) bool {
 			return tk.Status == "input_required" && tk.InputRequests["2.seat"] != nil
 		})

@@ -11,7 +11,9 @@ import (
 )
 
 // discover answers server/discover: Rounds, as the server behind it, with
-// the capabilities the server offers (tools, prompts, resources).
+// the capabilities the server offers (tools, prompts, resources). Resources
+// are always offered: a call's outcome is one (rounds://calls/{id}), and
+// the list of a server without any is empty.
 func (d *Door) discover(q *Request) error {
 	disc, err := d.o.Catalog.Discover(q.Ctx, q.Who.User.Name, q.Server)
 	if err != nil {
@@ -19,7 +21,7 @@ func (d *Door) discover(q *Request) error {
 	}
 	var theirs map[string]json.RawMessage
 	_ = json.Unmarshal(disc.Capabilities, &theirs)
-	caps := map[string]any{}
+	caps := map[string]any{"resources": map[string]any{}}
 	for _, k := range []string{"tools", "prompts", "resources"} {
 		if _, ok := theirs[k]; ok {
 			caps[k] = map[string]any{}

@@ -195,8 +195,15 @@ func SplitTaskKey(k string) (seq int, key string, ok bool) {
 // open whose call failed in Rounds with that very result (answerEnd).
 func failure(t Task, c *store.Call, serverError json.RawMessage) Task {
 	msg := message(c)
-	if len(serverError) > 0 {
-		t.Status, t.StatusMessage, t.Error = taskFailed, msg, serverError
+	var se struct {
+		Code    int64           `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data,omitempty"`
+	}
+	if len(serverError) > 0 && json.Unmarshal(serverError, &se) == nil {
+		// As a JSON-RPC error object: without the HTTP status it came with.
+		t.Error, _ = json.Marshal(se)
+		t.Status, t.StatusMessage = taskFailed, msg
 		return t
 	}
 	b, _ := json.Marshal(toolError(msg))

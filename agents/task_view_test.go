@@ -63,7 +63,7 @@ func TestTaskOf(t *testing.T) {
 			result: `{"content":[{"text":"The server could not be reached.","type":"text"}],"isError":true,"resultType":"complete"}`},
 		{name: "FailedByServer", facts: TaskFacts{Call: call(store.CallFailed, func(c *store.Call) {
 			c.Error, c.FinishedAt = text("The server answered with an error."), &finished
-		}), ServerError: json.RawMessage(`{"code":-32602,"message":"no such release"}`)},
+		}), ServerError: json.RawMessage(`{"code":-32602,"message":"no such release","status":400}`)},
 			status: "failed", message: "The server answered with an error.", err: `{"code":-32602,"message":"no such release"}`},
 		{name: "CancelledByOwner", facts: TaskFacts{Call: call(store.CallCancelled, func(c *store.Call) {
 			c.Error, c.FinishedAt = text(ownCancel), &finished

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
 )
@@ -25,25 +26,26 @@ func describe(err error) (string, bool) {
 	return msg, p.Retry
 }
 
-// serverError is the JSON-RPC error object a server answered with (with
-// an HTTP error status or not), as an agent's failed task reports it; nil
-// for any other failure.
+// serverError is the JSON-RPC error the server answered with, as
+// {"code", "message"} and the HTTP status it came with when not 200
+// (storable text), or nil for any other trouble.
 func serverError(err error) json.RawMessage {
-	var code int64
-	var msg string
+	out := struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+		Status  int    `json:"status,omitempty"`
+	}{}
 	var se *mcpclient.ServerError
 	var he *mcpclient.HTTPError
 	switch {
 	case errors.As(err, &se):
-		code, msg = se.Code, se.Message
+		out.Code, out.Message = se.Code, se.Message
 	case errors.As(err, &he) && he.Code != 0:
-		code, msg = he.Code, he.Message
+		out.Code, out.Message, out.Status = he.Code, he.Message, he.Status
 	default:
 		return nil
 	}
-	b, _ := json.Marshal(struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}{code, msg})
+	out.Message = strings.ToValidUTF8(strings.ReplaceAll(out.Message[:min(len(out.Message), 8<<10)], "\x00", ""), "")
+	b, _ := json.Marshal(out)
 	return b
 }

@@ -180,9 +180,6 @@ type Outcome struct {
 	// outcome, or the safety net of a request sent directly (see Direct),
 	// removed while River has not taken it. The zero Job is none.
 	Job queue.Job
-	// ServerError is the JSON-RPC error object the server failed the
-	// request with, kept with a failed call (FailCall) for an agent's task.
-	ServerError json.RawMessage
 }
 
 // queue adds the attempt's record and the job's completion to a batch of
@@ -215,12 +212,16 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, seq int, result
 // can be queued again with RetryCall, carrying the stored answers.
 func (s *Store) FailCall(ctx context.Context, callID string, seq int, message string, retryable bool, with ...Outcome) error {
 	// The message may quote a server: keep it storable text.
-	o := firstOutcome(with)
-	var serverError json.RawMessage
-	if o != nil {
-		serverError = o.ServerError
-	}
-	return s.finish(ctx, callID, seq, o, `status = 'failed', error = $3, retryable = $4, server_error = $5`,
+	return s.finish(ctx, callID, seq, firstOutcome(with), `status = 'failed', error = $3, retryable = $4, server_error = null`,
+		clean(message, 16<<10), retryable)
+}
+
+// FailCallAnswered is FailCall for a server that answered with a JSON-RPC
+// error, kept as serverError ({"code", "message"}) for the agent that
+// started the call (see CallServerError).
+func (s *Store) FailCallAnswered(ctx context.Context, callID string, seq int, message string, retryable bool,
+	serverError json.RawMessage, with ...Outcome) error {
+	return s.finish(ctx, callID, seq, firstOutcome(with), `status = 'failed', error = $3, retryable = $4, server_error = $5`,
 		clean(message, 16<<10), retryable, serverError)
 }
 

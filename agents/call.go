@@ -58,6 +58,9 @@ func (d *Door) call(q *Request) error {
 	agent := q.agent()
 	nc.ID, nc.Owner, nc.Agent = store.NewCallID(), q.Who.User.Name, agent
 	nc.Audit = q.audit("call.started", "", map[string]any{"server": q.Server.Name, round.TargetField(nc.Method): nc.Target})
+	if q.Method == mcpclient.MethodCallTool && declaresTasks(q.Meta.ClientCapabilities) {
+		return d.startTask(q, nc)
+	}
 	// Listening starts before the call exists, so no change slips by.
 	w := d.watch(nc.ID)
 	defer w.stop()
@@ -129,10 +132,29 @@ func (d *Door) resume(q *Request, state string, responses json.RawMessage) error
 	}
 	w := d.watch(s.Call)
 	defer w.stop()
+	call, a, err := d.answerRound(q, s.Call, s.Seq, s.Owner, responses)
+	switch {
+	case errors.Is(err, errUsedState), errors.Is(err, round.ErrNotWaiting), isNotFound(err):
+		return &RPCError{Status: http.StatusOK, Code: -32602, Message: "The requestState is not valid here: its question was already answered, or ended."}
+	case errors.Is(err, errUnfit):
+		return &RPCError{Status: http.StatusOK, Code: -32602, Message: "Some answers do not fit: " + a.Misfit.String(),
+			Data: map[string]any{"fields": a.Misfit}}
+	case err != nil:
+		return err
+	}
+	return d.await(q, w, call, s.Seq)
+}
+
+// answerRound answers round seq of call callID, which asks the agent, with
+// the agent's responses (the inputResponses object, by the server's keys),
+// for owner: the answer of a retry with Rounds' state, or of a task's
+// tasks/update. It is errUsedState when the round no longer waits for the
+// agent, errUnfit (with the answer saying why) when the answers do not fit.
+func (d *Door) answerRound(q *Request, callID string, seq int, owner string, responses json.RawMessage) (*store.Call, *round.Answer, error) {
 	var a *round.Answer
-	call, err := d.o.Engine.Answer(q.Ctx, store.Answer{CallID: s.Call, Seq: s.Seq, Person: q.Who.User.Name,
+	call, err := d.o.Engine.Answer(q.Ctx, store.Answer{CallID: callID, Seq: seq, Person: q.Who.User.Name,
 		Decide: func(at store.Answering) (store.Decision, error) {
-			if at.Call.Owner != s.Owner || at.Round.Status != store.RoundPending || at.Round.Asks == nil || *at.Round.Asks != store.AsksAgent {
+			if at.Call.Owner != owner || at.Round.Status != store.RoundPending || at.Round.Asks == nil || *at.Round.Asks != store.AsksAgent {
 				return store.Decision{}, errUsedState
 			}
 			var err error
@@ -147,16 +169,7 @@ func (d *Door) resume(q *Request, state string, responses json.RawMessage) error
 				"accept": counts.Accept, "decline": counts.Decline, "cancel": counts.Cancel})
 			return store.Decision{Responses: a.Responses, By: q.Who.User.Name, Refusal: a.Refusal, Audit: []store.AuditEntry{*entry}}, nil
 		}})
-	switch {
-	case errors.Is(err, errUsedState), errors.Is(err, round.ErrNotWaiting), isNotFound(err):
-		return &RPCError{Status: http.StatusOK, Code: -32602, Message: "The requestState is not valid here: its question was already answered, or ended."}
-	case errors.Is(err, errUnfit):
-		return &RPCError{Status: http.StatusOK, Code: -32602, Message: "Some answers do not fit: " + a.Misfit.String(),
-			Data: map[string]any{"fields": a.Misfit}}
-	case err != nil:
-		return err
-	}
-	return d.await(q, w, call, s.Seq)
+	return call, a, err
 }
 
 // Errors that roll an agent's answer back.

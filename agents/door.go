@@ -119,6 +119,9 @@ func New(o Options) *Door {
 		"tools/call":               d.call,
 		"prompts/get":              d.call,
 		"resources/read":           d.call,
+		"tasks/get":                d.tasksGet,
+		"tasks/update":             d.tasksUpdate,
+		"tasks/cancel":             d.tasksCancel,
 	}
 	d.notes = map[string]func(q *Request){
 		"notifications/cancelled": d.cancelled,

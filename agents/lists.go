@@ -34,6 +34,8 @@ func (d *Door) discover(q *Request) error {
 			caps[k] = map[string]any{}
 		}
 	}
+	// Rounds answers tasks itself, whatever the server behind does.
+	caps["extensions"] = map[string]any{ExtensionTasks: map[string]any{}}
 	name := q.Server.Name + " via Rounds"
 	if disc.ServerName != "" {
 		name = disc.ServerName + " via Rounds"

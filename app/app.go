@@ -164,10 +164,14 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 	if err != nil {
 		return nil, err
 	}
+	as, err := newAuthServer(ctx, cfg, db.store, publicURL, eng.Config().InstanceID, log)
+	if err != nil {
+		return nil, err
+	}
 	cat := catalog.New(catalog.Options{Store: db.store, MCP: mc, Capabilities: eng.Config().Capabilities,
 		Token: eng.AccessToken, Refused: eng.TurnedDown, Log: log})
 	h := handlers.New(handlers.Options{
-		SCIM:  scim,
+		SCIM: scim, AuthServer: as,
 		Store: db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcp-rounds/rounds/apiv1"
+	"github.com/mcp-rounds/rounds/authserver"
 	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
@@ -37,6 +38,7 @@ type App struct {
 	serveErr chan error
 	stop     context.CancelFunc // stops background work
 	handler  *handlers.Handler
+	oauth    *authserver.Server
 	log      *slog.Logger
 }
 
@@ -193,7 +195,8 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	return &App{addr: addr, dbs: db.pools, engine: eng, http: srv, serveErr: make(chan error, 1), handler: h, log: log}, nil
+	return &App{addr: addr, dbs: db.pools, engine: eng, http: srv, serveErr: make(chan error, 1), handler: h, oauth: as,
+		log: log}, nil
 }
 
 // serve starts the background work, serves on ln and starts the engine.
@@ -311,6 +314,9 @@ func engineConfig(cfg Config, db *database, locals *mcpclient.Locals, publicURL 
 
 // Addr is the address the instance listens on, as host:port.
 func (a *App) Addr() string { return a.addr }
+
+// AuthServer is the instance's OAuth authorization server for agents.
+func (a *App) AuthServer() *authserver.Server { return a.oauth }
 
 // InstanceID is the id the instance's heartbeat and jobs go by.
 func (a *App) InstanceID() string { return a.engine.Config().InstanceID }

@@ -28,17 +28,17 @@ const agentClientColumns = `id, name, redirect_uris, secret_hash, metadata_url, 
 // SaveAgentClient adds a client, or refreshes one read again from its
 // metadata document.
 func (s *Store) SaveAgentClient(ctx context.Context, c AgentClient) error {
-	_, err := s.pool.Exec(ctx, `insert into oauth_clients (id, name, redirect_uris, secret_hash, metadata_url)
+	_, err := s.pool.Exec(ctx, `insert into agent_clients (id, name, redirect_uris, secret_hash, metadata_url)
 		values ($1, $2, $3, $4, $5)
 		on conflict (id) do update set name = excluded.name, redirect_uris = excluded.redirect_uris,
-			fetched_at = now() where oauth_clients.metadata_url`,
+			fetched_at = now() where agent_clients.metadata_url`,
 		c.ID, c.Name, c.RedirectURIs, c.SecretHash, c.MetadataURL)
 	return translate(err, "client")
 }
 
 // AgentClient returns a client by its id.
 func (s *Store) AgentClient(ctx context.Context, id string) (*AgentClient, error) {
-	rows, _ := s.pool.Query(ctx, `select `+agentClientColumns+` from oauth_clients where id = $1`, id)
+	rows, _ := s.pool.Query(ctx, `select `+agentClientColumns+` from agent_clients where id = $1`, id)
 	c, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[AgentClient])
 	return c, translate(err, "client")
 }
@@ -69,10 +69,10 @@ const agentAuthRequestColumns = `r.id::text as id, r.client_id, r.redirect_uri, 
 // those long expired).
 func (s *Store) CreateAgentAuthRequest(ctx context.Context, r AgentAuthRequest) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `delete from oauth_auth_requests where expires_at < now() - interval '1 hour'`); err != nil {
+		if _, err := tx.Exec(ctx, `delete from agent_auth_requests where expires_at < now() - interval '1 hour'`); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `insert into oauth_auth_requests (id, client_id, redirect_uri, state, nonce, scopes,
+		_, err := tx.Exec(ctx, `insert into agent_auth_requests (id, client_id, redirect_uri, state, nonce, scopes,
 			response_mode, code_challenge, resources, expires_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			r.ID, r.ClientID, r.RedirectURI, r.State, r.Nonce, r.Scopes, r.ResponseMode, r.CodeChallenge,
 			r.Resources, r.ExpiresAt)
@@ -92,7 +92,7 @@ func (s *Store) AgentAuthRequestByCode(ctx context.Context, codeHash []byte) (*A
 
 func (s *Store) agentAuthRequest(ctx context.Context, where string, arg any) (*AgentAuthRequest, error) {
 	rows, _ := s.pool.Query(ctx, `select `+agentAuthRequestColumns+`
-		from oauth_auth_requests r left join oauth_grants g on g.id = r.grant_id
+		from agent_auth_requests r left join agent_grants g on g.id = r.grant_id
 		where `+where+` and r.expires_at > now()`, arg)
 	r, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[AgentAuthRequest])
 	return r, translate(err, "authorization request")
@@ -101,7 +101,7 @@ func (s *Store) agentAuthRequest(ctx context.Context, where string, arg any) (*A
 // SetAgentAuthCode records the code issued for a consented request; a request
 // gets one code only.
 func (s *Store) SetAgentAuthCode(ctx context.Context, id string, codeHash []byte) error {
-	tag, err := s.pool.Exec(ctx, `update oauth_auth_requests set code_hash = $2
+	tag, err := s.pool.Exec(ctx, `update agent_auth_requests set code_hash = $2
 		where id::text = $1 and grant_id is not null and code_hash is null and expires_at > now()`, id, codeHash)
 	if err != nil {
 		return translate(err, "authorization request")
@@ -115,7 +115,7 @@ func (s *Store) SetAgentAuthCode(ctx context.Context, id string, codeHash []byte
 // DeleteAgentAuthRequest forgets a request: its code was exchanged, or it was
 // refused.
 func (s *Store) DeleteAgentAuthRequest(ctx context.Context, id string) error {
-	_, err := s.pool.Exec(ctx, `delete from oauth_auth_requests where id::text = $1`, id)
+	_, err := s.pool.Exec(ctx, `delete from agent_auth_requests where id::text = $1`, id)
 	return err
 }
 
@@ -126,16 +126,16 @@ func (s *Store) ApproveAgentAuthRequest(ctx context.Context, id string, userID i
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var grantID int64
 		err := tx.QueryRow(ctx, `
-			insert into oauth_grants (user_id, client_id, servers)
-			select $2, r.client_id, r.resources from oauth_auth_requests r
+			insert into agent_grants (user_id, client_id, servers)
+			select $2, r.client_id, r.resources from agent_auth_requests r
 			where r.id::text = $1 and r.grant_id is null and r.expires_at > now()
 			on conflict (user_id, client_id) do update
-				set servers = array(select distinct unnest(oauth_grants.servers || excluded.servers) order by 1)
+				set servers = array(select distinct unnest(agent_grants.servers || excluded.servers) order by 1)
 			returning id`, id, userID).Scan(&grantID)
 		if err != nil {
 			return translate(err, "authorization request")
 		}
-		if _, err := tx.Exec(ctx, `update oauth_auth_requests set grant_id = $2 where id::text = $1`, id, grantID); err != nil {
+		if _, err := tx.Exec(ctx, `update agent_auth_requests set grant_id = $2 where id::text = $1`, id, grantID); err != nil {
 			return err
 		}
 		return auditTx(ctx, tx, e)
@@ -158,7 +158,7 @@ type AgentGrant struct {
 func (s *Store) AgentGrants(ctx context.Context, userID int64) ([]AgentGrant, error) {
 	rows, _ := s.pool.Query(ctx, `select g.id, g.user_id, g.client_id, c.name as client_name, c.metadata_url,
 			g.servers, g.created_at, g.last_used_at
-		from oauth_grants g join oauth_clients c on c.id = g.client_id
+		from agent_grants g join agent_clients c on c.id = g.client_id
 		where g.user_id = $1 order by g.created_at desc, g.id desc`, userID)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[AgentGrant])
 }
@@ -168,7 +168,7 @@ func (s *Store) AgentGrants(ctx context.Context, userID int64) ([]AgentGrant, er
 func (s *Store) DeleteAgentGrant(ctx context.Context, userID, grantID int64, e AuditEntry) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var client string
-		err := tx.QueryRow(ctx, `delete from oauth_grants where id = $1 and user_id = $2 returning client_id`,
+		err := tx.QueryRow(ctx, `delete from agent_grants where id = $1 and user_id = $2 returning client_id`,
 			grantID, userID).Scan(&client)
 		if err != nil {
 			return translate(err, "connected agent")

@@ -30,7 +30,7 @@ type AgentTokens struct {
 func (s *Store) CreateAgentTokens(ctx context.Context, t AgentTokens) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if t.Rotates != nil {
-			tag, err := tx.Exec(ctx, `update oauth_tokens set used_at = now()
+			tag, err := tx.Exec(ctx, `update agent_tokens set used_at = now()
 				where hash = $1 and kind = 'refresh' and used_at is null and expires_at > now()`, t.Rotates)
 			if err != nil {
 				return err
@@ -40,22 +40,22 @@ func (s *Store) CreateAgentTokens(ctx context.Context, t AgentTokens) error {
 			}
 		}
 		if t.Consumes != "" {
-			tag, err := tx.Exec(ctx, `delete from oauth_auth_requests where id::text = $1 and code_hash is not null`, t.Consumes)
+			tag, err := tx.Exec(ctx, `delete from agent_auth_requests where id::text = $1 and code_hash is not null`, t.Consumes)
 			if err != nil {
 				return err
 			}
 			if tag.RowsAffected() == 0 {
 				return notFound("authorization code")
 			}
-			if _, err := tx.Exec(ctx, `delete from oauth_tokens where expires_at < now() - interval '1 day'`); err != nil {
+			if _, err := tx.Exec(ctx, `delete from agent_tokens where expires_at < now() - interval '1 day'`); err != nil {
 				return err
 			}
 		}
 		b := &pgx.Batch{}
-		b.Queue(`insert into oauth_tokens (hash, kind, grant_id, servers, scopes, expires_at)
+		b.Queue(`insert into agent_tokens (hash, kind, grant_id, servers, scopes, expires_at)
 			values ($1, 'access', $2, $3, $4, $5)`, t.AccessHash, t.GrantID, t.Servers, t.Scopes, t.AccessExpires)
 		if t.RefreshHash != nil {
-			b.Queue(`insert into oauth_tokens (hash, kind, grant_id, servers, scopes, expires_at)
+			b.Queue(`insert into agent_tokens (hash, kind, grant_id, servers, scopes, expires_at)
 				values ($1, 'refresh', $2, $3, $4, $5)`, t.RefreshHash, t.GrantID, t.Servers, t.Scopes, t.RefreshExpires)
 		}
 		return translate(tx.SendBatch(ctx, b).Close(), "token")
@@ -79,7 +79,7 @@ type AgentTokenGrant struct {
 func (s *Store) AgentRefreshToken(ctx context.Context, hash []byte) (*AgentTokenGrant, error) {
 	rows, _ := s.pool.Query(ctx, `select t.grant_id, g.user_id, g.client_id, c.name as client_name, t.servers, t.scopes,
 			g.created_at as granted_at, false as stale
-		from oauth_tokens t join oauth_grants g on g.id = t.grant_id join oauth_clients c on c.id = g.client_id
+		from agent_tokens t join agent_grants g on g.id = t.grant_id join agent_clients c on c.id = g.client_id
 		where t.hash = $1 and t.kind = 'refresh' and t.used_at is null and t.expires_at > now()`, hash)
 	g, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[AgentTokenGrant])
 	return g, translate(err, "refresh token")
@@ -96,7 +96,7 @@ func (s *Store) AgentAccess(ctx context.Context, hash []byte) (*User, *AgentToke
 		select t.grant_id, g.client_id, c.name, t.servers, t.scopes, g.created_at,
 		       (g.last_used_at is null or g.last_used_at < now() - interval '1 minute'),
 		       u.id, u.name, u.password_hash, u.is_admin, u.disabled, u.created_at, u.updated_at, u.time_zone
-		from oauth_tokens t join oauth_grants g on g.id = t.grant_id join oauth_clients c on c.id = g.client_id
+		from agent_tokens t join agent_grants g on g.id = t.grant_id join agent_clients c on c.id = g.client_id
 			join users u on u.id = g.user_id left join user_identities i on i.user_id = u.id
 		where t.hash = $1 and t.kind = 'access' and t.expires_at > now() and not u.disabled
 			and i.refused_at is null`, hash).Scan(
@@ -107,7 +107,7 @@ func (s *Store) AgentAccess(ctx context.Context, hash []byte) (*User, *AgentToke
 	}
 	g.UserID = u.ID
 	if g.Stale {
-		if _, err := s.pool.Exec(ctx, `update oauth_grants set last_used_at = now() where id = $1`, g.GrantID); err != nil {
+		if _, err := s.pool.Exec(ctx, `update agent_grants set last_used_at = now() where id = $1`, g.GrantID); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -120,10 +120,10 @@ func (s *Store) AgentAccess(ctx context.Context, hash []byte) (*User, *AgentToke
 func (s *Store) RevokeAgentToken(ctx context.Context, hash []byte, clientID string) error {
 	_, err := s.pool.Exec(ctx, `
 		with t as (
-			select t.hash, t.kind, t.grant_id from oauth_tokens t join oauth_grants g on g.id = t.grant_id
+			select t.hash, t.kind, t.grant_id from agent_tokens t join agent_grants g on g.id = t.grant_id
 			where t.hash = $1 and g.client_id = $2
 		)
-		delete from oauth_tokens o using t
+		delete from agent_tokens o using t
 		where o.hash = t.hash or (t.kind = 'refresh' and o.grant_id = t.grant_id and o.kind = 'access')`, hash, clientID)
 	return err
 }

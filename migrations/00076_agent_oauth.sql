@@ -2,7 +2,7 @@
 -- Rounds as an OAuth 2.1 authorization server for agents (package
 -- authserver). Clients register themselves (RFC 7591) or are named by the
 -- https URL of their client ID metadata document, kept here as last read.
-create table oauth_clients (
+create table agent_clients (
     id            text primary key check (length(id) <= 2048),
     name          text not null default '' check (length(name) <= 200),
     redirect_uris text[] not null,
@@ -14,10 +14,10 @@ create table oauth_clients (
 
 -- A grant is one person's consent to one client for some servers: the
 -- account page's "connected agents". Deleting it revokes its tokens.
-create table oauth_grants (
+create table agent_grants (
     id           bigint generated always as identity primary key,
     user_id      bigint not null references users (id) on delete cascade,
-    client_id    text not null references oauth_clients (id) on delete cascade,
+    client_id    text not null references agent_clients (id) on delete cascade,
     servers      text[] not null,
     created_at   timestamptz not null default now(),
     last_used_at timestamptz,
@@ -26,9 +26,9 @@ create table oauth_grants (
 
 -- An authorization request, from /authorize until its code is exchanged.
 -- resources are server names (RFC 8707, PUBLIC_URL/mcp/{server}).
-create table oauth_auth_requests (
+create table agent_auth_requests (
     id             uuid primary key,
-    client_id      text not null references oauth_clients (id) on delete cascade,
+    client_id      text not null references agent_clients (id) on delete cascade,
     redirect_uri   text not null,
     state          text not null default '',
     nonce          text not null default '',
@@ -36,30 +36,30 @@ create table oauth_auth_requests (
     response_mode  text not null default '',
     code_challenge text not null,
     resources      text[] not null,
-    grant_id       bigint references oauth_grants (id) on delete cascade,
+    grant_id       bigint references agent_grants (id) on delete cascade,
     code_hash      bytea unique,
     expires_at     timestamptz not null,
     created_at     timestamptz not null default now()
 );
-create index oauth_auth_requests_expires_idx on oauth_auth_requests (expires_at);
+create index agent_auth_requests_expires_idx on agent_auth_requests (expires_at);
 
 -- Access ('access', rnda_…) and refresh ('refresh', rndr_…) tokens, kept
 -- only as SHA-256 hashes. A refresh token is used once (used_at).
-create table oauth_tokens (
+create table agent_tokens (
     hash       bytea primary key,
     kind       text not null check (kind in ('access', 'refresh')),
-    grant_id   bigint not null references oauth_grants (id) on delete cascade,
+    grant_id   bigint not null references agent_grants (id) on delete cascade,
     servers    text[] not null,
     scopes     text[] not null default '{}',
     expires_at timestamptz not null,
     used_at    timestamptz,
     created_at timestamptz not null default now()
 );
-create index oauth_tokens_grant_idx on oauth_tokens (grant_id);
-create index oauth_tokens_expires_idx on oauth_tokens (expires_at);
+create index agent_tokens_grant_idx on agent_tokens (grant_id);
+create index agent_tokens_expires_idx on agent_tokens (expires_at);
 
 -- +goose Down
-drop table oauth_tokens;
-drop table oauth_auth_requests;
-drop table oauth_grants;
-drop table oauth_clients;
+drop table agent_tokens;
+drop table agent_auth_requests;
+drop table agent_grants;
+drop table agent_clients;

@@ -138,6 +138,17 @@ func New(o Options) (*Server, error) {
 // ServeHTTP answers the server's paths (see the Path constants).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if r.URL.Path == PathRegister || strings.HasPrefix(r.URL.Path, "/.well-known/") {
+		// Agents in a browser read the metadata and register from another
+		// origin; no cookie is involved (op's endpoints have CORS of their own).
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST")
+			w.Header().Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Mcp-Protocol-Version")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

@@ -166,8 +166,8 @@ func (h *Handler) Routes() *echo.Echo {
 	// address does: those of the account's mail, sessions and calls, the
 	// webhook secret, a server's disconnect, OAuth and forgetting, a call's
 	// delete and again, the teams, an admin's reassigning, ending rounds and
-	// calls, a person's e-mail and calls, and revoking connections answer
-	// only POST.
+	// calls, a person's e-mail and calls, revoking connections and
+	// disconnecting an agent answer only POST.
 	e.GET("/logout", redirectTo("/"))
 	e.GET("/account/zone", redirectTo("/account"))
 	e.GET("/tokens/:id/revoke", redirectTo("/tokens"))

@@ -26,9 +26,15 @@ type AgentClient struct {
 const agentClientColumns = `id, name, redirect_uris, secret_hash, metadata_url, fetched_at, created_at`
 
 // SaveAgentClient adds a client, or refreshes one read again from its
-// metadata document.
+// metadata document. Clients that registered a day ago or more and that
+// nobody allowed are forgotten then.
 func (s *Store) SaveAgentClient(ctx context.Context, c AgentClient) error {
-	_, err := s.pool.Exec(ctx, `insert into agent_clients (id, name, redirect_uris, secret_hash, metadata_url)
+	_, err := s.pool.Exec(ctx, `delete from agent_clients c where c.created_at < now() - interval '1 day'
+		and not exists (select 1 from agent_grants g where g.client_id = c.id)`)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `insert into agent_clients (id, name, redirect_uris, secret_hash, metadata_url)
 		values ($1, $2, $3, $4, $5)
 		on conflict (id) do update set name = excluded.name, redirect_uris = excluded.redirect_uris,
 			fetched_at = now() where agent_clients.metadata_url`,

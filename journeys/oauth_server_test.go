@@ -345,9 +345,21 @@ func TestOAuthRefusals(t *testing.T) {
 		t.Errorf("a token for a server the code was not granted for: %v, want invalid_target", err)
 	}
 
+	// A token response is JSON that no cache keeps.
+	resp, err := http.PostForm(inst.URL+"/oauth/token", url.Values{"grant_type": {"authorization_code"},
+		"code": {"rndc_nosuch"}, "client_id": {agent.conf.ClientID}, "redirect_uri": {cb.redirectURI()}, "code_verifier": {verifier}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(resp.Header.Get("Content-Type"), "application/json") ||
+		resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("token endpoint answered an unknown code %d, %q, %q", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"))
+	}
+
 	// Revocation (RFC 7009) of an access token.
 	form := url.Values{"token": {tok.AccessToken}, "client_id": {agent.conf.ClientID}}
-	resp, err := http.PostForm(inst.URL+"/oauth/revoke", form)
+	resp, err = http.PostForm(inst.URL+"/oauth/revoke", form)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("revoke: %v %v", resp, err)
 	}
@@ -394,6 +406,9 @@ func TestOAuthMetadata(t *testing.T) {
 	if status != http.StatusOK || m["resource"] != inst.URL+"/mcp/demo" ||
 		!sameStrings(m["authorization_servers"], inst.URL) || !sameStrings(m["bearer_methods_supported"], "header") {
 		t.Errorf("protected resource metadata: %d %v", status, m)
+	}
+	if status, keys := getJSON("/oauth/keys"); status != http.StatusOK || len(keys["keys"].([]any)) != 1 {
+		t.Errorf("keys: %d %v", status, keys)
 	}
 	if status, _ := getJSON("/.well-known/oauth-protected-resource/mcp/nosuch"); status != http.StatusNotFound {
 		t.Errorf("metadata of a server that does not exist: %d", status)

@@ -74,6 +74,9 @@ const agentAuthRequestColumns = `r.id::text as id, r.client_id, r.redirect_uri, 
 // CreateAgentAuthRequest stores a new authorization request (and forgets
 // those long expired).
 func (s *Store) CreateAgentAuthRequest(ctx context.Context, r AgentAuthRequest) error {
+	if r.Scopes == nil {
+		r.Scopes = []string{}
+	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `delete from agent_auth_requests where expires_at < now() - interval '1 hour'`); err != nil {
 			return err

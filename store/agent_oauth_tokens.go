@@ -28,6 +28,9 @@ type AgentTokens struct {
 // CreateAgentTokens stores the tokens, using up the refresh token they
 // replace; ErrNotFound when that one was used already, expired or revoked.
 func (s *Store) CreateAgentTokens(ctx context.Context, t AgentTokens) error {
+	if t.Scopes == nil {
+		t.Scopes = []string{}
+	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if t.Rotates != nil {
 			tag, err := tx.Exec(ctx, `update agent_tokens set used_at = now()

@@ -144,8 +144,12 @@ func (s *Store) ApproveAgentAuthRequest(ctx context.Context, id string, userID i
 		if err != nil {
 			return translate(err, "authorization request")
 		}
-		if _, err := tx.Exec(ctx, `update agent_auth_requests set grant_id = $2 where id::text = $1`, id, grantID); err != nil {
+		tag, err := tx.Exec(ctx, `update agent_auth_requests set grant_id = $2 where id::text = $1 and grant_id is null`, id, grantID)
+		if err != nil {
 			return err
+		}
+		if tag.RowsAffected() == 0 { // answered meanwhile, on this instance or another
+			return notFound("authorization request")
 		}
 		return auditTx(ctx, tx, e)
 	})

@@ -506,3 +506,37 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 		t.Error("a client whose metadata document names another client_id reached the consent page")
 	}
 }
+
+// TestOAuthServerAcrossInstances: two instances behind one PUBLIC_URL. The
+// person consents on one; the agent exchanges the code on the other and
+// refreshes on the first; either verifies the tokens.
+func TestOAuthServerAcrossInstances(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	const public = "https://rounds.example"
+	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "PUBLIC_URL": public}
+	a := startInstance(t, db, env, nil)
+	b := startInstance(t, db, env, nil)
+	ctx := context.Background()
+	cb := newAgentCallback(t)
+	_, reg := register(t, b.URL, map[string]any{"client_name": "Roaming", "redirect_uris": []string{cb.redirectURI()}})
+	agent := newOAuthAgent(a.URL, reg["client_id"].(string), cb)
+	verifier := oauth2.GenerateVerifier()
+	newAgentBrowser(t, a.URL).authorize(agent.conf.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier),
+		resourceOf(public, "demo")), "admin", adminPassword, "allow")
+	onB := newOAuthAgent(b.URL, agent.conf.ClientID, cb)
+	tok, err := onB.conf.Exchange(ctx, cb.query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatalf("exchange on B of a code given on A: %v", err)
+	}
+	tok.Expiry = time.Now().Add(-time.Minute)
+	fresh, err := agent.conf.TokenSource(ctx, tok).Token()
+	if err != nil {
+		t.Fatalf("refresh on A: %v", err)
+	}
+	for _, inst := range []*instance{a, b} {
+		if g, err := inst.AuthServer().Verify(ctx, fresh.AccessToken); err != nil || !slices.Equal(g.Servers, []string{"demo"}) {
+			t.Errorf("verify on %s: %v %v", inst.URL, g, err)
+		}
+	}
+}

@@ -100,7 +100,7 @@ func (s *Server) Agents(ctx context.Context, userID int64) ([]store.AgentGrant, 
 // once on every instance (tokens are looked up in Postgres each time).
 func (s *Server) Disconnect(ctx context.Context, u *store.User, grantID int64, addr string) error {
 	return s.o.Store.DeleteAgentGrant(ctx, u.ID, grantID, store.AuditEntry{Instance: s.o.InstanceID,
-		Actor: u.Name, Action: "oauth.disconnect", Addr: addr, Target: u.Name})
+		Actor: u.Name, Action: "oauth.disconnect", Addr: addr})
 }
 
 // Grant is what a valid access token carries: whose it is, which client

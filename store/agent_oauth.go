@@ -177,7 +177,8 @@ func (s *Store) AgentGrants(ctx context.Context, userID int64) ([]AgentGrant, er
 }
 
 // DeleteAgentGrant disconnects one of a person's agents: the grant and
-// every token issued under it are gone at once, on every instance.
+// every token issued under it are gone at once, on every instance. The
+// audit entry, written in the same transaction, names the client.
 func (s *Store) DeleteAgentGrant(ctx context.Context, userID, grantID int64, e AuditEntry) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var client string
@@ -186,10 +187,7 @@ func (s *Store) DeleteAgentGrant(ctx context.Context, userID, grantID int64, e A
 		if err != nil {
 			return translate(err, "connected agent")
 		}
-		if e.Detail == nil {
-			e.Detail = map[string]any{}
-		}
-		e.Detail["client_id"] = client
+		e.Target = client
 		return auditTx(ctx, tx, e)
 	})
 }

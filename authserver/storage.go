@@ -26,10 +26,14 @@ const requestTTL = 15 * time.Minute
 type storage struct{ s *Server }
 
 // CreateAuthRequest stores an authorization request after Rounds' own
-// checks: PKCE with S256, and resources naming servers.
+// checks: PKCE with S256, the code in the query, and resources naming
+// servers.
 func (st *storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
 	if req.CodeChallenge == "" || req.CodeChallengeMethod != oidc.CodeChallengeMethodS256 {
 		return nil, oidc.ErrInvalidRequest().WithDescription("PKCE is required: send code_challenge with code_challenge_method=S256.")
+	}
+	if req.ResponseMode != "" && req.ResponseMode != oidc.ResponseModeQuery {
+		return nil, oidc.ErrInvalidRequest().WithDescription("Only response_mode=query is supported.")
 	}
 	servers, err := st.s.servers(ctx, resourcesFrom(ctx))
 	if err != nil {

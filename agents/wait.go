@@ -61,13 +61,20 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 				}
 			}
 			if r.Status == store.RoundPending && r.Asks != nil && *r.Asks == store.AsksAgent {
-				return d.askAgent(q, call, r)
+				if q.session == nil {
+					return d.askAgent(q, call, r)
+				}
+				if err := d.askOnStream(q, call, r); err != nil {
+					return err
+				}
+				after = r.Seq
 			}
 		}
 		p.say(waitingFor(call, r))
 		select {
 		case <-q.Ctx.Done():
-			if d.shuttingDown() {
+			if d.shuttingDown() || q.session != nil {
+				// A 2025-11-25 agent cancels with notifications/cancelled.
 				return nil
 			}
 			return d.agentStopped(q, call.ID)

@@ -1,0 +1,291 @@
+package journeys
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-rounds/rounds/mcptest"
+)
+
+// A 2025-11-25 agent (the go-sdk client pinned to that revision) reaches
+// the servers behind Rounds over a session: initialize, Mcp-Session-Id,
+// questions asked on its open tools/call, its answers posted back.
+
+// router sends an agent's HTTP requests to instances by what they carry:
+// initialize to one, the agent's answers to another, the rest to a third,
+// so a session and a round cross instances. It adds the bearer token.
+type router struct {
+	token string
+	mu    sync.Mutex
+	init  string // initialize goes here
+	rest  string // requests, notifications, DELETE and GET
+	reply string // the agent's responses to Rounds' questions
+	sent  []string
+}
+
+func (rt *router) to(init, rest, reply string) {
+	rt.mu.Lock()
+	rt.init, rt.rest, rt.reply = init, rest, reply
+	rt.mu.Unlock()
+}
+
+func (rt *router) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(r.Body)
+		_ = r.Body.Close()
+	}
+	var msg struct {
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	_ = json.Unmarshal(body, &msg)
+	rt.mu.Lock()
+	base := rt.rest
+	switch {
+	case msg.Method == "initialize":
+		base = rt.init
+	case msg.Method == "" && (msg.Result != nil || msg.Error != nil):
+		base = rt.reply
+	}
+	rt.sent = append(rt.sent, r.Method+" "+msg.Method+" "+base)
+	rt.mu.Unlock()
+	u, _ := url.Parse(base)
+	r = r.Clone(r.Context())
+	r.URL.Scheme, r.URL.Host, r.Host = u.Scheme, u.Host, u.Host
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.Header.Set("Authorization", "Bearer "+rt.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// formAnswers is what the agent answers a form with, by field name.
+var formAnswers = map[string]any{"name": "Ada", "destination": "Lisbon", "date": "2099-01-15", "passengers": 2, "class": "business"}
+
+// handshakeAgent is a go-sdk client pinned to 2025-11-25 that answers forms
+// from formAnswers (and refuses any whose message starts "Delete"), and
+// notes the questions and progress it hears.
+type handshakeAgent struct {
+	mu       sync.Mutex
+	asked    []string // the messages of the forms it was asked
+	progress []string
+}
+
+func (h *handshakeAgent) connect(t *testing.T, rt *router, server string) *mcp.ClientSession {
+	t.Helper()
+	opts := &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			h.mu.Lock()
+			h.asked = append(h.asked, req.Params.Message)
+			h.mu.Unlock()
+			if strings.HasPrefix(req.Params.Message, "Delete") {
+				return nil, errors.New("this agent deletes nothing")
+			}
+			schema, _ := json.Marshal(req.Params.RequestedSchema)
+			var s struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			_ = json.Unmarshal(schema, &s)
+			content := map[string]any{}
+			for field := range s.Properties {
+				if v, ok := formAnswers[field]; ok {
+					content[field] = v
+				}
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			h.mu.Lock()
+			h.progress = append(h.progress, req.Params.Message)
+			h.mu.Unlock()
+		},
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "old-agent", Version: "1.2"}, opts)
+	transport := &mcp.StreamableClientTransport{Endpoint: "http://rounds.invalid/mcp/" + server, HTTPClient: &http.Client{Transport: rt}}
+	cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func (h *handshakeAgent) heard() (asked, progress []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.asked...), append([]string(nil), h.progress...)
+}
+
+// asksTheAgent stands in for the engine's choice of who a round asks
+// (rounds.asks), until it is on main: a round of an agent's call asks the
+// agent when its server's agentQuestions is "agent".
+func asksTheAgent(t *testing.T, db string) {
+	t.Helper()
+	pool := adminPool(t, db)
+	_, err := pool.Exec(t.Context(), `
+		create or replace function test_asks() returns trigger language plpgsql as $$
+		begin
+			if new.asks is null and exists (select 1 from calls c join servers s on s.id = c.server_id
+				where c.id = new.call_id and c.agent is not null and s.agent_questions = 'agent') then
+				new.asks := 'agent';
+			end if;
+			return new;
+		end $$;
+		create or replace trigger test_asks before insert on rounds for each row execute function test_asks();`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// callText calls a tool and returns its result's first text.
+func callText(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) == 0 {
+		t.Fatalf("a result with no content: %+v", res)
+	}
+	text, _ := res.Content[0].(*mcp.TextContent)
+	if text == nil {
+		t.Fatalf("a result that is not text: %+v", res.Content[0])
+	}
+	return text.Text
+}
+
+// TestHandshakeAgentAnswers: a session begun on A lists and calls on B;
+// the demo's questions go to the agent on B's stream and its answers,
+// posted to A, move the call on, round after round. An agent's refusal
+// cancels the question. A 2026-07-28-only server behind works the same.
+// After DELETE the session is gone; a GET is 405 and a request without a
+// session 400.
+func TestHandshakeAgentAnswers(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	fast := mcptest.NewFake(t, mcptest.FastMCP4)
+	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil) + ",fast[2026-07-28]=" + fast.URL}
+	a := startInstance(t, db, env, nil)
+	b := startInstance(t, db, env, nil)
+	asksTheAgent(t, db)
+	rt := &router{token: newToken(t, db, "admin")}
+	rt.to(a.URL, b.URL, a.URL)
+	agent := &handshakeAgent{}
+	cs := agent.connect(t, rt, "demo")
+	if got := cs.InitializeResult(); got.ProtocolVersion != "2025-11-25" || got.Capabilities.Tools == nil || got.ServerInfo == nil {
+		t.Fatalf("initialize = %+v", got)
+	}
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("tools/list on B: %v", err)
+	}
+
+	got := callText(t, cs, "collect_user_info", map[string]any{})
+	if got != "Hello, Ada!" {
+		t.Errorf("collect_user_info = %q", got)
+	}
+	got = callText(t, cs, "book_flight", map[string]any{})
+	if got != "Booked 2 passengers to Lisbon on 2099-01-15, Business class." {
+		t.Errorf("book_flight = %q", got)
+	}
+	got = callText(t, cs, "confirm_delete", map[string]any{"path": "/etc/passwd"})
+	if got != "Cancelled" {
+		t.Errorf("confirm_delete refused by the agent = %q, want Cancelled", got)
+	}
+	// The two questions of book_flight's first round are asked together, and
+	// the agent answers them at once, in no set order.
+	asked, _ := agent.heard()
+	slices.Sort(asked)
+	want := []string{"Tell us about yourself.", "Where and when do you want to fly?", "How many people are travelling?",
+		"Which class for 2 passengers to Lisbon on 2099-01-15?", "Delete /etc/passwd? This cannot be undone."}
+	slices.Sort(want)
+	if strings.Join(asked, "|") != strings.Join(want, "|") {
+		t.Errorf("the agent was asked %q, want %q", asked, want)
+	}
+	// The calls name the agent, its session and revision; the rounds were
+	// answered by the agent, not put to a person.
+	var n int
+	queryRow(t, db, `select count(*) from calls c join agent_sessions s on s.id = c.agent->>'session'
+		where c.agent->>'name' = 'old-agent' and c.agent->>'protocol' = '2025-11-25' and s.server = 'demo'`, nil, &n)
+	if n != 3 {
+		t.Errorf("%d calls name the session, want 3", n)
+	}
+	queryRow(t, db, `select count(*) from rounds where asks = 'agent' and status <> 'pending'`, nil, &n)
+	if n != 4 {
+		t.Errorf("%d rounds answered by the agent, want 4", n)
+	}
+
+	// A 2026-07-28-only server behind a 2025-11-25 agent.
+	fs := agent.connect(t, rt, "fast")
+	got = callText(t, fs, "book_flight", map[string]any{})
+	if got != "Booked a flight to Lisbon on 2099-01-15" {
+		t.Errorf("book_flight on the 2026-07-28 server = %q", got)
+	}
+
+	rt.mu.Lock()
+	replies := 0
+	for _, s := range rt.sent {
+		if s == "POST  "+a.URL {
+			replies++
+		}
+	}
+	rt.mu.Unlock()
+	if replies != 7 {
+		t.Errorf("%d answers posted to A while B held the calls, want 7", replies)
+	}
+
+	sessionEnds(t, rt, cs.ID(), a.URL, b.URL)
+}
+
+// sessionEnds checks the edges of a session: a GET is 405, a request
+// without a session 400, a made-up answer 400; after DELETE on one
+// instance the session is 404 on the other.
+func sessionEnds(t *testing.T, rt *router, session, a, b string) {
+	t.Helper()
+	do := func(method, base, session, body string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), method, base+"/mcp/demo", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+rt.token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	list := `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`
+	if s := do("GET", a, session, ""); s != http.StatusMethodNotAllowed {
+		t.Errorf("GET: %d, want 405", s)
+	}
+	if s := do("POST", a, "", list); s != http.StatusBadRequest {
+		t.Errorf("tools/list without a session: %d, want 400", s)
+	}
+	if s := do("POST", b, session, `{"jsonrpc":"2.0","id":"rq_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","result":{"action":"accept"}}`); s != http.StatusBadRequest {
+		t.Errorf("an answer to a question never asked: %d, want 400", s)
+	}
+	if s := do("POST", b, session, list); s != http.StatusOK {
+		t.Errorf("tools/list in the session: %d, want 200", s)
+	}
+	if s := do("DELETE", a, session, ""); s != http.StatusNoContent {
+		t.Errorf("DELETE: %d, want 204", s)
+	}
+	if s := do("POST", b, session, list); s != http.StatusNotFound {
+		t.Errorf("tools/list after DELETE: %d, want 404", s)
+	}
+}

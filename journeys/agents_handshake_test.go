@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -287,5 +288,149 @@ func sessionEnds(t *testing.T, rt *router, session, a, b string) {
 	}
 	if s := do("POST", b, session, list); s != http.StatusNotFound {
 		t.Errorf("tools/list after DELETE: %d, want 404", s)
+	}
+}
+
+// agentCallWaiting is the id of the session agent's call of tool that waits
+// for an answer, other than those in but.
+func agentCallWaiting(t *testing.T, db, tool string, but ...string) string {
+	t.Helper()
+	var id string
+	eventually(t, 10*time.Second, func() error {
+		pool := adminPool(t, db)
+		err := pool.QueryRow(t.Context(), `select id::text from calls where agent->>'session' is not null and target = $1
+			and status = 'input_required' and not (id::text = any($2)) order by created_at desc limit 1`, tool, append(but, "")).Scan(&id)
+		return err
+	})
+	return id
+}
+
+// TestHandshakeAgentWaits: with agentQuestions "owner", a 2025-11-25
+// agent's call waits for a person. The agent's notifications/cancelled
+// stops a call, which says so. The next call's agent hears progress, again
+// after the keepalive and past the request timeout, while the owner
+// answers on the other instance; the result reaches it on the stream it
+// kept open.
+func TestHandshakeAgentWaits(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "MCP_REQUEST_TIMEOUT": "2s", "AGENT_WAIT": "2m"}
+	a := startInstance(t, db, env, nil)
+	b := startInstance(t, db, env, nil)
+	asksTheAgent(t, db)
+	if _, err := adminPool(t, db).Exec(t.Context(), `update servers set agent_questions = 'owner' where name = 'demo'`); err != nil {
+		t.Fatal(err)
+	}
+	rt := &router{token: newToken(t, db, "admin")}
+	rt.to(a.URL, a.URL, b.URL)
+	agent := &handshakeAgent{}
+	cs := agent.connect(t, rt, "demo")
+	c := newClient(t, db)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "collect_user_info", Arguments: map[string]any{}})
+		gaveUp <- err
+	}()
+	stopped := agentCallWaiting(t, db, "collect_user_info")
+	cancel()
+	if err := <-gaveUp; err == nil {
+		t.Fatal("the cancelled tools/call returned a result")
+	}
+	call := c.waitFor(b.URL, stopped, 10*time.Second, isDone)
+	if call.Status != "cancelled" || call.Error == nil || call.Error.Message != "The agent (old-agent 1.2) stopped this call." {
+		t.Fatalf("the call the agent cancelled: %+v %+v", call, call.Error)
+	}
+	if s := roundStatus(t, db, stopped, 1); s == "pending" {
+		t.Error("the cancelled call's round still waits for an answer")
+	}
+
+	params := &mcp.CallToolParams{Name: "collect_user_info", Arguments: map[string]any{}}
+	params.SetProgressToken("p1")
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	result := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), params)
+		result <- outcome{res, err}
+	}()
+	id := agentCallWaiting(t, db, "collect_user_info", stopped)
+	const waiting = "Waiting for admin to answer in Rounds"
+	eventually(t, 45*time.Second, func() error {
+		// Said once when the round came, and again at the keepalive.
+		if _, heard := agent.heard(); strings.Count(strings.Join(heard, "|"), waiting) < 2 {
+			return errors.New("no keepalive progress yet: " + strings.Join(heard, "|"))
+		}
+		return nil
+	})
+	if status, body := c.answer(b.URL, id, 1, `{"user":{"action":"accept","content":{"name":"Grace"}}}`); status != http.StatusAccepted {
+		t.Fatalf("the owner's answer on B: %d %s", status, body)
+	}
+	select {
+	case o := <-result:
+		if o.err != nil || len(o.res.Content) == 0 || o.res.Content[0].(*mcp.TextContent).Text != "Hello, Grace!" {
+			t.Fatalf("the agent's result: %+v %v", o.res, o.err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the agent heard no result after the owner answered")
+	}
+}
+
+// TestHandshakeSessionRestarts: both instances stop while a session's call
+// waits for the owner; the agent is told the call goes on. Two new
+// instances serve the same session, the owner answers, and the agent
+// reads the outcome as the resource rounds://calls/{id}.
+func TestHandshakeSessionRestarts(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "MCP_REQUEST_TIMEOUT": "2s"}
+	a := startInstance(t, db, env, nil)
+	b := startInstance(t, db, env, nil)
+	if _, err := adminPool(t, db).Exec(t.Context(), `update servers set agent_questions = 'owner' where name = 'demo'`); err != nil {
+		t.Fatal(err)
+	}
+	rt := &router{token: newToken(t, db, "admin")}
+	rt.to(a.URL, b.URL, a.URL)
+	cs := (&handshakeAgent{}).connect(t, rt, "demo")
+
+	result := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "collect_user_info", Arguments: map[string]any{}})
+		if err != nil {
+			t.Error(err)
+		}
+		result <- res
+	}()
+	id := agentCallWaiting(t, db, "collect_user_info")
+	for _, in := range []*instance{a, b} {
+		if err := in.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := <-result
+	if res == nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, id) {
+		t.Fatalf("the agent was not told its call goes on: %+v", res)
+	}
+
+	a2 := startInstance(t, db, env, nil)
+	b2 := startInstance(t, db, env, nil)
+	rt.to(a2.URL, b2.URL, a2.URL)
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatalf("the session after the restart: %v", err)
+	}
+	c := newClient(t, db)
+	if status, body := c.answer(a2.URL, id, 1, `{"user":{"action":"accept","content":{"name":"Ada"}}}`); status != http.StatusAccepted {
+		t.Fatalf("the owner's answer: %d %s", status, body)
+	}
+	c.waitFor(b2.URL, id, 10*time.Second, isDone)
+	read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "rounds://calls/" + id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(read.Contents) != 1 || !strings.Contains(read.Contents[0].Text, `"status":"complete"`) || !strings.Contains(read.Contents[0].Text, "Hello, Ada!") {
+		t.Fatalf("the outcome read through the session: %+v", read.Contents)
 	}
 }

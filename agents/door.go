@@ -232,6 +232,7 @@ func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := &Request{d: d, W: w, R: r, Ctx: ctx, ID: msg.ID, Method: msg.Method, Params: msg.Params, Who: who, Server: srv}
 	if len(q.ID) == 0 || string(q.ID) == "null" {
 		q.ID = nil
+		_ = q.readMeta() // what it says of the agent, if anything
 		if note, ok := d.notes[msg.Method]; ok {
 			note(q)
 		}

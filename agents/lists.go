@@ -77,7 +77,7 @@ func (d *Door) promptsList(q *Request) error {
 	if err != nil {
 		return d.serverTrouble(q, err)
 	}
-	return q.ResultOf(map[string]any{"resultType": "complete", "prompts": nonNil(cat.Prompts)})
+	return q.ResultOf(map[string]any{"resultType": "complete", "prompts": cat.RawPrompts})
 }
 
 // resourcesList passes resources/list through, in one page.
@@ -86,7 +86,7 @@ func (d *Door) resourcesList(q *Request) error {
 	if err != nil {
 		return d.serverTrouble(q, err)
 	}
-	return q.ResultOf(map[string]any{"resultType": "complete", "resources": nonNil(cat.Resources)})
+	return q.ResultOf(map[string]any{"resultType": "complete", "resources": cat.RawResources})
 }
 
 // templatesList passes resources/templates/list through, in one page.
@@ -95,15 +95,7 @@ func (d *Door) templatesList(q *Request) error {
 	if err != nil {
 		return d.serverTrouble(q, err)
 	}
-	return q.ResultOf(map[string]any{"resultType": "complete", "resourceTemplates": nonNil(cat.Templates)})
-}
-
-// nonNil makes a nil list an empty one, so it is sent as [].
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+	return q.ResultOf(map[string]any{"resultType": "complete", "resourceTemplates": cat.RawTemplates})
 }
 
 // serverTrouble turns what went wrong asking the server into the agent's

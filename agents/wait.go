@@ -55,10 +55,9 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 			return d.answerEnd(q, call)
 		}
 		if call.Status == store.CallInputRequired && call.CurrentSeq > after {
-			if r == nil || r.Seq != call.CurrentSeq {
-				if r, err = d.o.Store.Round(context.WithoutCancel(q.Ctx), call.ID, call.CurrentSeq); err != nil {
-					return err
-				}
+			// Read at every change: whom the round asks may change too.
+			if r, err = d.o.Store.Round(context.WithoutCancel(q.Ctx), call.ID, call.CurrentSeq); err != nil {
+				return err
 			}
 			if r.Status == store.RoundPending && r.Asks != nil && *r.Asks == store.AsksAgent {
 				if q.session == nil {
@@ -200,9 +199,12 @@ func (d *Door) agentStopped(q *Request, id string) error {
 // cancelCall cancels call id for its agent, as the API's cancel does, with
 // the call saying the agent stopped it.
 func (d *Door) cancelCall(ctx context.Context, q *Request, id string) error {
-	a := q.agent()
+	label := q.agent().Label()
+	if call, err := d.o.Store.Call(ctx, id); err == nil && call.Agent != nil {
+		label = call.Agent.Label() // as it said when it started the call
+	}
 	entry := q.audit("call.cancelled", id, map[string]any{"by_agent": true})
-	err := d.o.Store.CancelCallSaying(ctx, id, "The agent ("+a.Label()+") stopped this call.", *entry)
+	err := d.o.Store.CancelCallSaying(ctx, id, "The agent ("+label+") stopped this call.", *entry)
 	if err != nil && !isConflict(err) {
 		d.o.Log.WarnContext(ctx, "cancelling an agent's call", "call", id, "err", err)
 	}

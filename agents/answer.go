@@ -9,7 +9,8 @@ import (
 )
 
 // answerRound answers round seq of call callID with an agent's
-// inputResponses, checked as the API checks a person's, once mine says
+// inputResponses, checked as the API checks a person's (but for roots,
+// which are the agent's own: round.AgentAnswer), once mine says
 // the call, as the answer's transaction reads it, is the agent's to
 // answer. A round no longer waiting for the agent is errUsedState (or
 // round.ErrNotWaiting); answers that do not fit are errUnfit, with the
@@ -23,7 +24,7 @@ func (d *Door) answerRound(ctx context.Context, q *Request, callID string, seq i
 				return store.Decision{}, errUsedState
 			}
 			var err error
-			if a, err = round.APIAnswer(at.Call, at.Round, responses); err != nil {
+			if a, err = round.AgentAnswer(at.Call, at.Round, responses); err != nil {
 				return store.Decision{}, err
 			}
 			if !a.Fits() {

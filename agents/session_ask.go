@@ -19,8 +19,6 @@ func (d *Door) askKey() []byte { return askIDKey(d.o.StateKey) }
 
 // askOnStream asks a session's agent the round's questions on the open
 // request's stream: one JSON-RPC request each, as the server wrote it.
-// Roots are not asked: they are answered from the server's settings, as
-// for a person.
 func (d *Door) askOnStream(q *Request, call *store.Call, r *store.Round) error {
 	qs, err := mcpclient.ParseQuestions(r.InputRequests)
 	if err != nil {
@@ -28,9 +26,6 @@ func (d *Door) askOnStream(q *Request, call *store.Call, r *store.Round) error {
 	}
 	s := q.startStream()
 	for _, question := range qs {
-		if question.Kind == mcpclient.KindRoots {
-			continue
-		}
 		id, err := askID{Call: call.ID, Seq: r.Seq, Key: question.Key}.seal(d.askKey(), q.session.ID)
 		if err != nil {
 			return err
@@ -99,9 +94,6 @@ func (d *Door) takeAnswer(ctx context.Context, q *Request, ask askID, result jso
 	var keys []string
 	kind := ""
 	for _, question := range qs {
-		if question.Kind == mcpclient.KindRoots {
-			continue
-		}
 		keys = append(keys, question.Key)
 		if question.Key == ask.Key {
 			kind = question.Kind
@@ -144,11 +136,14 @@ func (d *Door) takeAnswer(ctx context.Context, q *Request, ask askID, result jso
 }
 
 // refusalOf is what stands in for an answer of the agent's that does not
-// fit the question: it is cancelled (a sampling request declined), and the
-// server decides what follows.
+// fit the question: it is cancelled (a sampling request declined, no
+// roots given), and the server decides what follows.
 func refusalOf(q round.Question) json.RawMessage {
-	if q.Kind == mcpclient.KindSampling {
+	switch q.Kind {
+	case mcpclient.KindSampling:
 		return json.RawMessage(`{"action":"decline"}`)
+	case mcpclient.KindRoots:
+		return json.RawMessage(`{"roots":[]}`)
 	}
 	return json.RawMessage(`{"action":"cancel"}`)
 }

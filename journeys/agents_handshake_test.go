@@ -75,8 +75,12 @@ func (rt *router) RoundTrip(r *http.Request) (*http.Response, error) {
 // formAnswers is what the agent answers a form with, by field name.
 var formAnswers = map[string]any{"name": "Ada", "destination": "Lisbon", "date": "2099-01-15", "passengers": 2, "class": "business"}
 
+// haiku is the agent's model's reply to a sampling request.
+const haiku = "Old pond, a frog jumps"
+
 // handshakeAgent is a go-sdk client pinned to 2025-11-25 that answers forms
-// from formAnswers (and refuses any whose message starts "Delete"), and
+// from formAnswers (and refuses any whose message starts "Delete"), writes
+// the model's reply to a sampling request, and
 // notes the questions and progress it hears.
 type handshakeAgent struct {
 	mu       sync.Mutex
@@ -106,6 +110,9 @@ func (h *handshakeAgent) connect(t *testing.T, rt *router, server string) *mcp.C
 				}
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "agent-model", Content: &mcp.TextContent{Text: haiku}}, nil
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			h.mu.Lock()
@@ -169,7 +176,8 @@ func callText(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 
 // TestHandshakeAgentAnswers: a session begun on A lists and calls on B;
 // the demo's questions go to the agent on B's stream and its answers,
-// posted to A, move the call on, round after round. An agent's refusal
+// posted to A, move the call on, round after round; it writes a sampling
+// reply as the model. An agent's refusal
 // cancels the question. A 2026-07-28-only server behind works the same.
 // After DELETE the session is gone; a GET is 405 and a request without a
 // session 400.
@@ -177,7 +185,7 @@ func TestHandshakeAgentAnswers(t *testing.T) {
 	t.Parallel()
 	db := newDatabase(t)
 	fast := mcptest.NewFake(t, mcptest.FastMCP4)
-	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil) + ",fast[2026-07-28]=" + fast.URL}
+	env := map[string]string{"MCP_SERVERS": "demo[sampling,roots]=" + demoServer(t, nil) + ",fast[2026-07-28]=" + fast.URL}
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)
 	asksTheAgent(t, db)
@@ -205,6 +213,10 @@ func TestHandshakeAgentAnswers(t *testing.T) {
 	if got != "Cancelled" {
 		t.Errorf("confirm_delete refused by the agent = %q, want Cancelled", got)
 	}
+	got = callText(t, cs, "write_haiku", map[string]any{"topic": "rain"})
+	if got != "A haiku about rain, by agent-model:\n"+haiku {
+		t.Errorf("write_haiku = %q", got)
+	}
 	// The two questions of book_flight's first round are asked together, and
 	// the agent answers them at once, in no set order.
 	asked, _ := agent.heard()
@@ -220,12 +232,12 @@ func TestHandshakeAgentAnswers(t *testing.T) {
 	var n int
 	queryRow(t, db, `select count(*) from calls c join agent_sessions s on s.id = c.agent->>'session'
 		where c.agent->>'name' = 'old-agent' and c.agent->>'protocol' = '2025-11-25' and s.server = 'demo'`, nil, &n)
-	if n != 3 {
-		t.Errorf("%d calls name the session, want 3", n)
+	if n != 4 {
+		t.Errorf("%d calls name the session, want 4", n)
 	}
 	queryRow(t, db, `select count(*) from rounds where asks = 'agent' and status <> 'pending'`, nil, &n)
-	if n != 4 {
-		t.Errorf("%d rounds answered by the agent, want 4", n)
+	if n != 5 {
+		t.Errorf("%d rounds answered by the agent, want 5", n)
 	}
 
 	// A 2026-07-28-only server behind a 2025-11-25 agent.
@@ -243,8 +255,8 @@ func TestHandshakeAgentAnswers(t *testing.T) {
 		}
 	}
 	rt.mu.Unlock()
-	if replies != 7 {
-		t.Errorf("%d answers posted to A while B held the calls, want 7", replies)
+	if replies != 8 {
+		t.Errorf("%d answers posted to A while B held the calls, want 8", replies)
 	}
 
 	sessionEnds(t, rt, cs.ID(), a.URL, b.URL)

@@ -1,9 +1,11 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -152,10 +154,25 @@ func (p *progress) send() {
 }
 
 // answerEnd answers with how the call ended: the server's result as it
-// sent it, or an error.
+// sent it, its JSON-RPC error as it gave it, or Rounds' words (a tool's
+// isError result, else an error).
 func (d *Door) answerEnd(q *Request, call *store.Call) error {
 	if call.Status == store.CallComplete && len(call.Result) > 0 {
 		return q.Result(call.Result)
+	}
+	if call.Status == store.CallFailed {
+		raw, err := d.o.Store.CallServerError(context.WithoutCancel(q.Ctx), call.ID)
+		if err != nil {
+			return err
+		}
+		var se struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+			Status  int    `json:"status"`
+		}
+		if len(raw) > 0 && json.Unmarshal(raw, &se) == nil {
+			return &RPCError{Status: cmp.Or(se.Status, http.StatusOK), Code: se.Code, Message: se.Message}
+		}
 	}
 	msg := "The call ended: " + call.Status + "."
 	if call.Error != nil {

@@ -450,6 +450,9 @@ func (e *Engine) record(ctx context.Context, job queue.Job, a *store.Attempt, se
 		}
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)
+		if se := serverError(err); se != nil {
+			return e.store.FailCallAnswered(ctx, c.ID, seq, msg, retryable, se, o)
+		}
 		return e.store.FailCall(ctx, c.ID, seq, msg, retryable, o)
 	case out.Task != nil:
 		return e.startTask(ctx, log, a, seq, out.Task, o)

@@ -77,6 +77,13 @@ func rawRPCIn(ctx context.Context, t *testing.T, url, token, method, params stri
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", method)
+	var named struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if json.Unmarshal([]byte(params), &named) == nil && named.Name+named.URI != "" {
+		req.Header.Set("Mcp-Name", named.Name+named.URI)
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -492,5 +499,29 @@ func TestAgentStopsItsCall(t *testing.T) {
 	}
 	if status, body := c.answer(b.URL, call.ID, 1, `{"user":{"action":"accept","content":{"name":"Ada"}}}`); status != http.StatusAccepted {
 		t.Fatalf("the call did not go on after its agent's instance stopped: %d %s", status, body)
+	}
+}
+
+// TestAgentGetsTheServersError: a JSON-RPC error of the server behind
+// comes to the agent with its code and message.
+func TestAgentGetsTheServersError(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	demoURL := demoServer(t, nil)
+	a := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoURL}, nil)
+	token := newToken(t, db, "admin")
+	var direct, through struct {
+		Error *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	status, _, body := rawRPC(t, demoURL, "", "tools/call", `{"name":"no_such_tool","arguments":{}}`)
+	if err := json.Unmarshal(sseData(body), &direct); err != nil || direct.Error == nil {
+		t.Fatalf("the demo's own answer: %s", body)
+	}
+	statusThrough, _, body := rawRPC(t, a.URL+"/mcp/demo", token, "tools/call", `{"name":"no_such_tool","arguments":{}}`)
+	if err := json.Unmarshal(sseData(body), &through); err != nil || through.Error == nil || *through.Error != *direct.Error || statusThrough != status {
+		t.Errorf("through Rounds: %d %s; want the demo's %d, error %+v", statusThrough, body, status, direct.Error)
 	}
 }

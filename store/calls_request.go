@@ -212,7 +212,17 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, seq int, result
 // can be queued again with RetryCall, carrying the stored answers.
 func (s *Store) FailCall(ctx context.Context, callID string, seq int, message string, retryable bool, with ...Outcome) error {
 	// The message may quote a server: keep it storable text.
-	return s.finish(ctx, callID, seq, firstOutcome(with), `status = 'failed', error = $3, retryable = $4`, clean(message, 16<<10), retryable)
+	return s.finish(ctx, callID, seq, firstOutcome(with), `status = 'failed', error = $3, retryable = $4, server_error = null`,
+		clean(message, 16<<10), retryable)
+}
+
+// FailCallAnswered is FailCall for a server that answered with a JSON-RPC
+// error, kept as serverError ({"code", "message"}) for the agent that
+// started the call (see CallServerError).
+func (s *Store) FailCallAnswered(ctx context.Context, callID string, seq int, message string, retryable bool,
+	serverError json.RawMessage, with ...Outcome) error {
+	return s.finish(ctx, callID, seq, firstOutcome(with), `status = 'failed', error = $3, retryable = $4, server_error = $5`,
+		clean(message, 16<<10), retryable, serverError)
 }
 
 func (s *Store) finish(ctx context.Context, callID string, seq int, o *Outcome, set string, args ...any) error {

@@ -26,9 +26,9 @@ create index agent_sessions_user_idx on agent_sessions (user_id);
 
 -- A session's notifications/cancelled names the request it cancels: the
 -- call it started is found by session and JSON-RPC id.
-create index calls_agent_request_idx on calls ((agent->>'session'), (agent->>'request_id'))
+create index calls_agent_session_idx on calls ((agent->>'session'), (agent->>'request_id'))
     where agent ? 'session';
 
 -- +goose Down
-drop index calls_agent_request_idx;
+drop index calls_agent_session_idx;
 drop table agent_sessions;

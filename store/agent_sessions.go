@@ -89,6 +89,17 @@ func (s *Store) AgentRequestCall(ctx context.Context, session, requestID string)
 	return id, err
 }
 
+// DeleteAgentSessions deletes the sessions that ended, or were last seen,
+// before before; an agent coming back with one is told to begin anew. It
+// returns how many it deleted.
+func (s *Store) DeleteAgentSessions(ctx context.Context, before time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `delete from agent_sessions where coalesce(ended_at, last_seen_at) < $1`, before)
+	if err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // truncate cuts s to at most n bytes, on a rune boundary.
 func truncate(s string, n int) string {
 	if len(s) <= n {

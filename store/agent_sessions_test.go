@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/store/storetest"
@@ -72,5 +73,11 @@ func TestAgentSessions(t *testing.T) {
 	}
 	if err := a.EndAgentSession(ctx, id, ada.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("ending it again: want ErrNotFound, got %v", err)
+	}
+	if n, err := a.DeleteAgentSessions(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+		t.Fatalf("sessions ended an hour ago: %d deleted, %v; want none", n, err)
+	}
+	if n, err := a.DeleteAgentSessions(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 {
+		t.Fatalf("sessions ended before now: %d deleted, %v; want 1", n, err)
 	}
 }

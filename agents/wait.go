@@ -99,6 +99,10 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 func waitingFor(call *store.Call, r *store.Round) string {
 	switch call.Status {
 	case store.CallInputRequired:
+		if r != nil && r.Seq == call.CurrentSeq && r.Asks != nil && *r.Asks == store.AsksAgent {
+			// A session's agent, asked on this very stream.
+			return "Waiting for your answers to " + call.ServerName + "'s questions"
+		}
 		if r != nil && r.Seq == call.CurrentSeq && r.Asks != nil && *r.Asks == store.AsksOwner {
 			return "Waiting for " + call.Owner + " to answer in Rounds"
 		}

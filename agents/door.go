@@ -98,6 +98,8 @@ type Door struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	held      sync.WaitGroup
+	// slots counts the requests held for AGENT_WAIT (see maxHeld).
+	slots chan struct{}
 }
 
 // New returns a Door.
@@ -111,7 +113,7 @@ func New(o Options) *Door {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	d := &Door{o: o, closing: make(chan struct{})}
+	d := &Door{o: o, closing: make(chan struct{}), slots: make(chan struct{}, maxHeld)}
 	d.methods = map[string]Method{
 		"server/discover":          d.discover,
 		"ping":                     d.ping,

@@ -11,7 +11,9 @@ import (
 )
 
 // discover answers server/discover: Rounds, as the server behind it, with
-// the capabilities the server offers (tools, prompts, resources).
+// the capabilities the server offers (tools, prompts, resources). Resources
+// are always offered: a call's outcome is one (rounds://calls/{id}), and
+// the list of a server without any is empty.
 func (d *Door) discover(q *Request) error {
 	f, err := d.face(q)
 	if err != nil {
@@ -45,7 +47,7 @@ func (d *Door) face(q *Request) (*face, error) {
 	}
 	var theirs map[string]json.RawMessage
 	_ = json.Unmarshal(disc.Capabilities, &theirs)
-	caps := map[string]any{}
+	caps := map[string]any{"resources": map[string]any{}}
 	for _, k := range []string{"tools", "prompts", "resources"} {
 		if _, ok := theirs[k]; ok {
 			caps[k] = map[string]any{}

@@ -83,6 +83,7 @@ const haiku = "Old pond, a frog jumps"
 // the model's reply to a sampling request, and
 // notes the questions and progress it hears.
 type handshakeAgent struct {
+	unfit    bool // gives forms an empty name, which fits no form that wants one
 	mu       sync.Mutex
 	asked    []string // the messages of the forms it was asked
 	progress []string
@@ -108,6 +109,9 @@ func (h *handshakeAgent) connect(t *testing.T, rt *router, server string) *mcp.C
 				if v, ok := formAnswers[field]; ok {
 					content[field] = v
 				}
+			}
+			if h.unfit {
+				content["name"] = ""
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: content}, nil
 		},
@@ -240,6 +244,19 @@ func TestHandshakeAgentAnswers(t *testing.T) {
 		t.Errorf("%d rounds answered by the agent, want 5", n)
 	}
 
+	// An answer that does not fit its form: the go-sdk client refuses its
+	// own handler's answer with an error, which cancels the question, and
+	// the audit log keeps what the agent said.
+	sloppy := (&handshakeAgent{unfit: true}).connect(t, rt, "demo")
+	if got := callText(t, sloppy, "collect_user_info", map[string]any{}); got != "Cancelled" {
+		t.Errorf("collect_user_info answered with an empty name = %q, want Cancelled", got)
+	}
+	queryRow(t, db, `select count(*) from audit_log where action = 'round.cancelled'
+		and detail->>'agent_said' like 'The agent answered with an error (-32602): %name%'`, nil, &n)
+	if n != 1 {
+		t.Errorf("%d audit entries keep what the agent said of its answer, want 1", n)
+	}
+
 	// A 2026-07-28-only server behind a 2025-11-25 agent.
 	fs := agent.connect(t, rt, "fast")
 	got = callText(t, fs, "book_flight", map[string]any{})
@@ -255,8 +272,8 @@ func TestHandshakeAgentAnswers(t *testing.T) {
 		}
 	}
 	rt.mu.Unlock()
-	if replies != 8 {
-		t.Errorf("%d answers posted to A while B held the calls, want 8", replies)
+	if replies != 9 {
+		t.Errorf("%d answers posted to A while B held the calls, want 9", replies)
 	}
 
 	sessionEnds(t, rt, cs.ID(), a.URL, b.URL)

@@ -1,14 +1,19 @@
 package agents
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
 )
+
+// discoverTimeout bounds asking the server behind what it is.
+const discoverTimeout = 30 * time.Second
 
 // discover answers server/discover: Rounds, as the server behind it, with
 // the capabilities the server offers (tools, prompts, resources). Resources
@@ -41,7 +46,9 @@ type face struct {
 
 // face asks the server behind what it is, for discover and initialize.
 func (d *Door) face(q *Request) (*face, error) {
-	disc, err := d.o.Catalog.Discover(q.Ctx, q.Who.User.Name, q.Server)
+	ctx, cancel := context.WithTimeout(q.Ctx, discoverTimeout)
+	defer cancel()
+	disc, err := d.o.Catalog.Discover(ctx, q.Who.User.Name, q.Server)
 	if err != nil {
 		return nil, d.serverTrouble(q, err)
 	}

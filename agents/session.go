@@ -28,7 +28,7 @@ const SessionHeader = "Mcp-Session-Id"
 func sessionRevisions() []string {
 	var out []string
 	for _, v := range mcpclient.Revisions {
-		if v < ProtocolStateless {
+		if v < mcpclient.ProtocolStateless {
 			out = append(out, v)
 		}
 	}

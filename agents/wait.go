@@ -124,6 +124,10 @@ func waitingFor(call *store.Call, r *store.Round) string {
 	case store.CallAuthorizationRequired:
 		return "Waiting for " + call.Owner + " to connect to " + call.ServerName + " in Rounds"
 	}
+	if p := call.RunningProgress(); p != nil && p.Message != "" {
+		// What the server itself last said of its work.
+		return "Waiting for " + call.ServerName + ": " + p.Message
+	}
 	return "Waiting for " + call.ServerName
 }
 

@@ -194,29 +194,6 @@ func TestAgentSeesTheServer(t *testing.T) {
 	}
 }
 
-// agentAsked makes every round of an agent's call ask the agent, as the
-// server's agentQuestions setting "agent" does for an agent that declared
-// it can answer (a trigger stands in for the engine's choice).
-func agentAsked(t *testing.T, db string) {
-	t.Helper()
-	conn, err := pgx.Connect(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), `
-		create function test_agent_asked() returns trigger language plpgsql as $$
-		begin
-			if exists (select 1 from calls where id = new.call_id and agent is not null) then
-				new.asks := 'agent';
-			end if;
-			return new;
-		end $$;
-		create trigger test_agent_asked before insert on rounds for each row execute function test_agent_asked();`); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestAgentAnswersItsQuestion: a round that asks the agent comes back to
 // it as input_required, with the server's questions as they are and a
 // state of Rounds' own; the agent's retry with that state answers the
@@ -225,7 +202,6 @@ func agentAsked(t *testing.T, db string) {
 func TestAgentAnswersItsQuestion(t *testing.T) {
 	t.Parallel()
 	db := newDatabase(t)
-	agentAsked(t, db)
 	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)

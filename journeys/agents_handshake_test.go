@@ -140,27 +140,6 @@ func (h *handshakeAgent) heard() (asked, progress []string) {
 	return append([]string(nil), h.asked...), append([]string(nil), h.progress...)
 }
 
-// asksTheAgent stands in for the engine's choice of who a round asks
-// (rounds.asks), until it is on main: a round of an agent's call asks the
-// agent when its server's agentQuestions is "agent".
-func asksTheAgent(t *testing.T, db string) {
-	t.Helper()
-	pool := adminPool(t, db)
-	_, err := pool.Exec(t.Context(), `
-		create or replace function test_asks() returns trigger language plpgsql as $$
-		begin
-			if new.asks is null and exists (select 1 from calls c join servers s on s.id = c.server_id
-				where c.id = new.call_id and c.agent is not null and s.agent_questions = 'agent') then
-				new.asks := 'agent';
-			end if;
-			return new;
-		end $$;
-		create or replace trigger test_asks before insert on rounds for each row execute function test_asks();`)
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // callText calls a tool and returns its result's first text.
 func callText(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
 	t.Helper()
@@ -192,7 +171,6 @@ func TestHandshakeAgentAnswers(t *testing.T) {
 	env := map[string]string{"MCP_SERVERS": "demo[sampling,roots]=" + demoServer(t, nil) + ",fast[2026-07-28]=" + fast.URL}
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)
-	asksTheAgent(t, db)
 	rt := &router{token: newToken(t, db, "admin")}
 	rt.to(a.URL, b.URL, a.URL)
 	agent := &handshakeAgent{}
@@ -346,7 +324,6 @@ func TestHandshakeAgentWaits(t *testing.T) {
 	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "MCP_REQUEST_TIMEOUT": "2s", "AGENT_WAIT": "2m"}
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)
-	asksTheAgent(t, db)
 	if _, err := adminPool(t, db).Exec(t.Context(), `update servers set agent_questions = 'owner' where name = 'demo'`); err != nil {
 		t.Fatal(err)
 	}

@@ -147,7 +147,7 @@ func (d *Door) tasksUpdate(q *Request) error {
 	if err != nil {
 		return err
 	}
-	_, a, err := d.answerRound(q, t.Call.ID, r.Seq, t.Call.Owner, responses)
+	_, a, err := d.answerRound(q.Ctx, q, t.Call.ID, r.Seq, responses, func(c *store.Call) bool { return c.Owner == t.Call.Owner }, nil)
 	switch {
 	case errors.Is(err, errUnfit):
 		// Asked again, all of them: they must fit together.

@@ -1,0 +1,200 @@
+package journeys
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-rounds/rounds/mcptest"
+)
+
+// TestConformance runs the official conformance suite's server scenarios
+// (@modelcontextprotocol/conformance) at each protocol revision against the
+// go-sdk's everything-server, directly and through Rounds' /mcp/{server} on
+// another instance each, and wants every scenario that passes directly to
+// pass through Rounds too. The suite sends no token: a small proxy adds the
+// API token and otherwise passes requests as they are.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	needAgents(t)
+	revisions := []struct {
+		version, server string
+		start           func(testing.TB) string
+	}{
+		// The stateless everything-server speaks 2026-07-28; with sessions, it
+		// asks its 2025-11-25 questions on the open request.
+		{"2026-07-28", "everything", mcptest.Everything},
+		{"2025-11-25", "everything-sessions", mcptest.EverythingStateful},
+	}
+	db := newDatabase(t)
+	urls := make([]string, len(revisions))
+	var servers []string
+	for i, r := range revisions {
+		urls[i] = r.start(t)
+		servers = append(servers, r.server+"="+urls[i])
+	}
+	env := map[string]string{"MCP_SERVERS": strings.Join(servers, ",")}
+	instances := []*instance{startInstance(t, db, env, nil), startInstance(t, db, env, nil)}
+	token := newToken(t, db, "admin")
+
+	for i, r := range revisions {
+		t.Run(r.version, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"--suite", "all", "--spec-version", r.version}
+			direct := runConformance(t, urls[i], args...)
+			if len(direct) < 30 {
+				t.Fatalf("the suite ran %d scenarios against the everything-server, want at least 30", len(direct))
+			}
+			t.Logf("directly: %s", summary(direct))
+			// The proxy alone changes nothing, so what differs through Rounds is Rounds'.
+			sameOutcomes(t, "through the proxy alone", direct, runConformance(t, tokenProxy(t, urls[i], token), args...))
+			base := instances[i].URL
+			needFront(t, base, r.server)
+			sameOutcomes(t, "through Rounds", direct, runConformance(t, tokenProxy(t, base, token)+"/mcp/"+r.server, args...))
+		})
+	}
+}
+
+// sameOutcomes fails the test for each scenario that passes directly and
+// not the other way, and notes those that only pass the other way.
+func sameOutcomes(t *testing.T, way string, direct, other map[string]scenarioResult) {
+	t.Helper()
+	t.Logf("%s: %s", way, summary(other))
+	for _, name := range slices.Sorted(maps.Keys(direct)) {
+		o, ok := other[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: ran directly, not %s", name, way)
+		case direct[name].passed() && !o.passed():
+			t.Errorf("%s: passes directly, fails %s:\n%s", name, way, strings.Join(o.Failures, "\n"))
+		case !direct[name].passed() && o.passed():
+			t.Logf("%s: fails directly, passes %s", name, way)
+		}
+	}
+}
+
+// scenarioResult counts a conformance scenario's checks.
+type scenarioResult struct {
+	Passed, Failed int
+	Failures       []string // "check id: message"
+}
+
+func (r scenarioResult) passed() bool { return r.Failed == 0 }
+
+// resultDir is where the suite writes a scenario's checks:
+// server-<scenario>-<timestamp>.
+var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
+
+// runConformance runs the suite's server command against url and returns
+// each scenario's result. A scenario that fails is a result, not an error;
+// a suite that ran nothing fails the test with what it printed.
+func runConformance(t *testing.T, url string, args ...string) map[string]scenarioResult {
+	t.Helper()
+	node := needAgents(t)
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{"conformance.mjs", "server", "--url", url, "-o", out}, args...)...)
+	cmd.Dir = agentsDir
+	started := time.Now()
+	printed, err := cmd.CombinedOutput()
+	t.Logf("conformance server --url %s %s: %s", url, strings.Join(args, " "), time.Since(started).Round(time.Millisecond))
+	if ctx.Err() != nil {
+		t.Fatalf("the conformance suite did not finish within 5 minutes:\n%s", printed)
+	}
+	entries, readErr := os.ReadDir(out)
+	results := map[string]scenarioResult{}
+	for _, e := range entries {
+		m := resultDir.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		results[m[1]] = readChecks(t, filepath.Join(out, e.Name(), "checks.json"))
+	}
+	if len(results) == 0 {
+		t.Fatalf("the conformance suite left no results (%v, %v):\n%s", err, readErr, printed)
+	}
+	return results
+}
+
+func readChecks(t *testing.T, path string) scenarioResult {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []struct {
+		ID           string `json:"id"`
+		Status       string `json:"status"`
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if err := json.Unmarshal(b, &checks); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var r scenarioResult
+	for _, c := range checks {
+		switch c.Status {
+		case "SUCCESS":
+			r.Passed++
+		case "FAILURE":
+			r.Failed++
+			r.Failures = append(r.Failures, c.ID+": "+c.ErrorMessage)
+		}
+	}
+	return r
+}
+
+// summary says how many scenarios passed, and names those that failed.
+func summary(results map[string]scenarioResult) string {
+	var failed []string
+	for name, r := range results {
+		if !r.passed() {
+			failed = append(failed, name)
+		}
+	}
+	slices.Sort(failed)
+	s := fmt.Sprintf("%d of %d scenarios pass", len(results)-len(failed), len(results))
+	if len(failed) > 0 {
+		s += "; failing: " + strings.Join(failed, ", ")
+	}
+	return s
+}
+
+// tokenProxy serves base to a client that sends no token, adding the API
+// token. To base, requests look as if the client had sent them itself: a
+// Host or Origin naming the proxy names base instead, and any other (a DNS
+// rebinding attempt) passes as it is.
+func tokenProxy(t *testing.T, base, token string) string {
+	t.Helper()
+	target, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var self string
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		if r.In.Host != self {
+			r.Out.Host = r.In.Host
+		}
+		if origin := r.In.Header.Get("Origin"); origin == "http://"+self {
+			r.Out.Header.Set("Origin", base)
+		}
+		r.Out.Header.Set("Authorization", "Bearer "+token)
+	}}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	self = srv.Listener.Addr().String()
+	return srv.URL
+}

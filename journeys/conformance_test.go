@@ -94,8 +94,8 @@ type scenarioResult struct {
 func (r scenarioResult) passed() bool { return r.Failed == 0 }
 
 // resultDir is where the suite writes a scenario's checks:
-// server-<scenario>-<timestamp>.
-var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
+// server-<scenario>-<timestamp>, or authorization-server-<scenario>-….
+var resultDir = regexp.MustCompile(`^(?:server|authorization-server)-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
 
 // runConformance runs the suite's server command against url and returns
 // each scenario's result. A scenario that fails is a result, not an error;
@@ -114,17 +114,22 @@ func runConformance(t *testing.T, url string, args ...string) map[string]scenari
 	if ctx.Err() != nil {
 		t.Fatalf("the conformance suite did not finish within 5 minutes:\n%s", printed)
 	}
-	entries, readErr := os.ReadDir(out)
+	results := readResults(t, out)
+	if len(results) == 0 {
+		t.Fatalf("the conformance suite left no results (%v):\n%s", err, printed)
+	}
+	return results
+}
+
+// readResults reads the results the suite saved in dir, by scenario.
+func readResults(t *testing.T, dir string) map[string]scenarioResult {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
 	results := map[string]scenarioResult{}
 	for _, e := range entries {
-		m := resultDir.FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
+		if m := resultDir.FindStringSubmatch(e.Name()); m != nil {
+			results[m[1]] = readChecks(t, filepath.Join(dir, e.Name(), "checks.json"))
 		}
-		results[m[1]] = readChecks(t, filepath.Join(out, e.Name(), "checks.json"))
-	}
-	if len(results) == 0 {
-		t.Fatalf("the conformance suite left no results (%v, %v):\n%s", err, readErr, printed)
 	}
 	return results
 }

@@ -106,10 +106,11 @@ func startAgent(t *testing.T, script string, spec agentSpec) *agentRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit := time.Minute
+	timeout := 60_000 // the agents' default, as agent.mjs says
 	if spec.TimeoutMS > 0 {
-		limit += time.Duration(spec.TimeoutMS) * time.Millisecond
+		timeout = spec.TimeoutMS
 	}
+	limit := time.Minute + time.Duration(timeout)*time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Dir = agentsDir
@@ -131,6 +132,16 @@ func startAgent(t *testing.T, script string, spec agentSpec) *agentRun {
 	}()
 	t.Cleanup(func() { cancel(); <-r.done })
 	return r
+}
+
+// exited says whether the agent has exited.
+func (r *agentRun) exited() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // wait returns what the agent printed once it has exited, and fails the

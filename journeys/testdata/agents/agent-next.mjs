@@ -31,6 +31,7 @@ try {
 } catch (err) {
   emit(errorEvent('connect', err));
   exit(0);
+  await new Promise(() => {}); // exit leaves once the event is written
 }
 emit({
   event: 'connected', protocol: client.getNegotiatedProtocolVersion(), era: client.getProtocolEra(),

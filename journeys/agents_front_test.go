@@ -144,7 +144,7 @@ func (c *client) callAsking(base, needle string) (apiCall, bool) {
 }
 
 // frontGap skips the test, naming the gap, when the agent met one of the
-// front door's known when it landed (merge ec77f4b, 2026-12-03).
+// front door's known as of main 6874f1f (2026-12-03).
 func frontGap(t *testing.T, events []agentEvent) {
 	t.Helper()
 	for _, e := range eventsOf(events, "error") {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"maps"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -217,7 +219,7 @@ func tokenProxy(t *testing.T, base, token string) string {
 	}
 	var self string
 	life, end := context.WithCancel(context.Background())
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+	proxy := &httputil.ReverseProxy{ErrorLog: log.New(io.Discard, "", 0), Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
 		// Through Go's server, a request of the suite's (undici) now and then
 		// ends early while the suite still reads its stream; the stream would

@@ -1,7 +1,7 @@
 // Package mcptest starts the servers tests talk to, on loopback:
 //
 //   - the go-sdk's conformance everything-server (Everything, built from the
-//     module cache);
+//     module cache; EverythingStateful with sessions);
 //   - fakes that replay recorded Python servers byte for byte (NewFake:
 //     FastMCP, the MCP Python SDK), sealing their requestState and refusing
 //     it once it ran out (Expire) or the server restarted (Restart), as the
@@ -37,6 +37,19 @@ var (
 // Streamable HTTP) for the test and returns its MCP endpoint URL.
 func Everything(tb testing.TB) string {
 	tb.Helper()
+	return everything(tb)
+}
+
+// EverythingStateful starts the everything-server with sessions, as a
+// 2025-11-25 server: it asks its questions with elicitation/create and
+// sampling/createMessage on the open request.
+func EverythingStateful(tb testing.TB) string {
+	tb.Helper()
+	return everything(tb, "-stateless=false")
+}
+
+func everything(tb testing.TB, flags ...string) string {
+	tb.Helper()
 	buildOnce.Do(func() {
 		out, err := exec.Command("go", "tool", "-n", "everything-server").Output()
 		if err != nil {
@@ -49,7 +62,7 @@ func Everything(tb testing.TB) string {
 		tb.Fatal(buildErr)
 	}
 	addr := freeAddr(tb)
-	cmd := exec.Command(binary, "-http", addr)
+	cmd := exec.Command(binary, append([]string{"-http", addr}, flags...)...)
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}

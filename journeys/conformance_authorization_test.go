@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/mcp-rounds/rounds/mcptest"
 )
 
@@ -134,6 +136,48 @@ func TestAuthorizationConformance(t *testing.T) {
 			return
 		}
 		resp.Body.Close()
+	})
+	for _, name := range []string{"authorization-server-metadata-endpoint", "authorization-code-grant"} {
+		if r := results[name]; !r.passed() || r.Passed == 0 {
+			t.Errorf("%s: %d passed, failing: %s", name, r.Passed, strings.Join(r.Failures, "; "))
+		}
+	}
+}
+
+// TestAuthorizationConformanceRounds runs the suite's authorization
+// scenarios against Rounds' own authorization server: its metadata, then a
+// code grant with PKCE for the resource /mcp/demo, by a client that
+// registered itself. The URL the suite prints is opened in headless
+// Chromium, where a person signs in with their password and allows the
+// agent on the consent page; the suite then takes the code at its
+// callback and redeems it.
+func TestAuthorizationConformanceRounds(t *testing.T) {
+	t.Parallel()
+	needAgents(t)
+	chrome := newBrowser(t)
+	inst := startInstance(t, newDatabase(t), map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}, nil)
+	port, err := strconv.Atoi(strings.TrimPrefix(freeAddr(t), "127.0.0.1:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, client := register(t, inst.URL, map[string]any{"client_name": "MCP conformance suite",
+		"redirect_uris": []string{fmt.Sprintf("http://127.0.0.1:%d/callback", port)}, "token_endpoint_auth_method": "none"})
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, client)
+	}
+	j := newJourneyFor(t, chrome, true, 2*time.Minute)
+	results := runAuthorizationConformance(t, authorizationRun{Issuer: inst.URL, ClientID: client["client_id"].(string),
+		Resource: inst.URL + "/mcp/demo", Port: port}, func(link string) {
+		j.do("open the suite's link, sign in and allow the agent",
+			chromedp.Navigate(link),
+			chromedp.WaitVisible(chromedp.ID("username")),
+			chromedp.SendKeys(chromedp.ID("username"), "admin"),
+			chromedp.SendKeys(chromedp.ID("password"), adminPassword),
+			chromedp.Click(chromedp.CSS(`button[data-testid="sign-in"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="consent"]`)),
+			chromedp.Click(chromedp.CSS(`button[data-testid="consent-allow"]`)),
+		)
+		j.eventually("back at the suite's callback", `location.href.startsWith("http://127.0.0.1:`+strconv.Itoa(port)+`/callback")`, "", 30*time.Second)
 	})
 	for _, name := range []string{"authorization-server-metadata-endpoint", "authorization-code-grant"} {
 		if r := results[name]; !r.passed() || r.Passed == 0 {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -105,6 +107,38 @@ func agentUser(endpoints []string, token string, pace *pacer) user {
 	}
 }
 
+// apiCallUser starts the same call through the JSON API, held with ?wait
+// until it ends, over the instances round-robin: what the front door's
+// cost compares with.
+func apiCallUser(urls []string, token string) user {
+	var next atomic.Uint64
+	return func(ctx context.Context, st *stats) {
+		for ctx.Err() == nil {
+			began := time.Now()
+			req, _ := http.NewRequestWithContext(ctx, "POST", urls[next.Add(1)%uint64(len(urls))]+"/api/v1/calls?wait=10s",
+				strings.NewReader(`{"server":"demo","tool":"`+agentTool+`","arguments":{}}`))
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				st.failed(ctx, err)
+				continue
+			}
+			var c struct{ Status string }
+			err = json.NewDecoder(resp.Body).Decode(&c)
+			resp.Body.Close()
+			switch {
+			case err != nil:
+				st.failed(ctx, err)
+			case resp.StatusCode != http.StatusCreated || c.Status != "complete":
+				st.failed(ctx, fmt.Errorf("start: %d, %s", resp.StatusCode, c.Status))
+			default:
+				st.answered(time.Since(began))
+			}
+		}
+	}
+}
+
 // measureAgents measures the agents directly and through Rounds at full
 // load, then both paced at the rate through Rounds peaked at and at half of
 // it, and prints what Rounds adds. Each series is printed as it ends.
@@ -131,7 +165,14 @@ func measureAgents(ctx context.Context, o options, f *fleet, demoURL string, cou
 	front := agentEndpoints(f)
 	direct := run("agents, direct", []string{demoURL}, "", uncounted, 0)
 	through := run("agents, through Rounds", front, f.token, counted, 0)
-	all := []series{direct, through}
+	api := series{name: "the same call, JSON API with ?wait"}
+	for range o.runs {
+		api.results = append(api.results, measure(ctx, o.users, o.warmup, o.duration, func(int) user {
+			return apiCallUser(f.urls, f.token)
+		}, counted))
+	}
+	api.print()
+	all := []series{direct, through, api}
 	peak, _ := meanSpread(through.rates())
 	if peak == 0 {
 		return all

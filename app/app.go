@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-rounds/rounds/agents"
 	"github.com/mcp-rounds/rounds/apiv1"
 	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/demo"
@@ -37,6 +38,7 @@ type App struct {
 	serveErr chan error
 	stop     context.CancelFunc // stops background work
 	handler  *handlers.Handler
+	agents   *agents.Door
 	log      *slog.Logger
 }
 
@@ -166,9 +168,12 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 	}
 	cat := catalog.New(catalog.Options{Store: db.store, MCP: mc, Capabilities: eng.Config().Capabilities,
 		Token: eng.AccessToken, Refused: eng.TurnedDown, Log: log})
+	door := agents.New(agents.Options{Store: db.store, Engine: eng, Catalog: cat, Notifier: db.notifier, Log: log,
+		PublicURL: publicURL, InstanceID: eng.Config().InstanceID, StateKey: keys.agentState, Wait: cfg.AgentWait})
 	h := handlers.New(handlers.Options{
-		SCIM:  scim,
-		Store: db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
+		SCIM:   scim,
+		Agents: door,
+		Store:  db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
 			SessionKeys:    keys.session,
@@ -189,7 +194,7 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	return &App{addr: addr, dbs: db.pools, engine: eng, http: srv, serveErr: make(chan error, 1), handler: h, log: log}, nil
+	return &App{addr: addr, dbs: db.pools, engine: eng, http: srv, serveErr: make(chan error, 1), handler: h, agents: door, log: log}, nil
 }
 
 // serve starts the background work, serves on ln and starts the engine.
@@ -329,6 +334,8 @@ func (a *App) Wait(ctx context.Context) error {
 // Shutdown stops taking requests, lets running jobs finish, and closes the pool.
 func (a *App) Shutdown(ctx context.Context) error {
 	a.handler.Drain()
+	// Agents' held requests answer now; their calls go on in Rounds.
+	a.agents.Close(ctx)
 	errHTTP := a.http.Shutdown(ctx)
 	errJobs := a.engine.Stop(ctx)
 	a.stop()

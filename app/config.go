@@ -46,6 +46,7 @@ type Config struct {
 	StateRestarts  int
 	RequestTimeout time.Duration
 	HeldTimeout    time.Duration
+	AgentWait      time.Duration // how long an agent's request is held open (AGENT_WAIT)
 	// RetryWindow is how long a request the server could not take is sent
 	// again by itself; zero for never.
 	RetryWindow time.Duration

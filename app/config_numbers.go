@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-rounds/rounds/agents"
 	"github.com/mcp-rounds/rounds/engine"
 )
 
@@ -37,6 +38,7 @@ func (c *Config) durations() []durationSetting {
 		{name: "ROUND_TTL", to: &c.RoundTTL, def: engine.DefaultRoundTTL, example: "30m"},
 		{name: "MCP_REQUEST_TIMEOUT", to: &c.RequestTimeout, def: engine.DefaultRequestTimeout, example: "15s"},
 		{name: "HELD_TIMEOUT", to: &c.HeldTimeout, def: engine.DefaultHeldTimeout, example: "10m"},
+		{name: "AGENT_WAIT", to: &c.AgentWait, def: agents.DefaultWait, example: "10m"},
 		{name: "RETRY_WINDOW", to: &c.RetryWindow, def: engine.DefaultRetryWindow, example: "10m", orZero: true},
 		{name: "TASK_WAIT_POLL", to: &c.TaskWaitPoll, def: engine.DefaultTaskWaitPoll, example: "30s"},
 		{name: "TASK_MAX_LIFETIME", to: &c.TaskMaxLifetime, def: engine.DefaultTaskLifetime, days: true},

@@ -15,9 +15,10 @@ import (
 // keys are the secrets an instance runs with. Those not configured are
 // generated once and kept in Postgres, so every instance shares them.
 type keys struct {
-	session   [][]byte
-	demo      string // the built-in demo server's bearer key
-	demoState []byte // signs the demo server's requestState
+	session    [][]byte
+	demo       string // the built-in demo server's bearer key
+	demoState  []byte // signs the demo server's requestState
+	agentState []byte // seals the requestState Rounds gives agents
 }
 
 func secrets(ctx context.Context, st *store.Store, cfg Config) (keys, error) {
@@ -39,6 +40,9 @@ func secrets(ctx context.Context, st *store.Store, cfg Config) (keys, error) {
 	}
 	k.demo = base64.RawURLEncoding.EncodeToString(demo)
 	if k.demoState, err = st.Secret(ctx, "demo-request-state", 32); err != nil {
+		return k, err
+	}
+	if k.agentState, err = st.Secret(ctx, "agent-request-state", 32); err != nil {
 		return k, err
 	}
 	return k, nil

@@ -218,3 +218,14 @@ func (s *Service) ResourceTemplates(ctx context.Context, person string, srv *sto
 	}
 	return s.mcp.ListResourceTemplates(ctx, reach)
 }
+
+// Discover asks a server what it is and what it offers, on person's
+// behalf.
+func (s *Service) Discover(ctx context.Context, person string, srv *store.Server) (*mcpclient.Discovery, error) {
+	reach, err := s.mcpServer(ctx, person, srv)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.mcp.Discover(ctx, reach)
+	return d, s.noted(ctx, person, srv, err)
+}

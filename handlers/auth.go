@@ -100,11 +100,12 @@ func setUser(c echo.Context, u *store.User) {
 }
 
 // isPublic lists what is reachable without signing in, besides /login.
-// The built-in demo MCP server and SCIM check bearer tokens of their own.
+// The built-in demo MCP server, SCIM and the agents' front door (/mcp/)
+// check bearer tokens of their own.
 func isPublic(path string) bool {
 	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" ||
 		path == "/demo/mcp" || path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json" ||
-		strings.HasPrefix(path, "/scim/v2/")
+		strings.HasPrefix(path, "/scim/v2/") || isMCP(path)
 }
 
 // session loads the visitor's session, starting a fresh one when the

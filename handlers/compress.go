@@ -24,7 +24,7 @@ var compress = func() echo.MiddlewareFunc {
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if c.Request().URL.Path == "/demo/mcp" {
+			if c.Request().URL.Path == "/demo/mcp" || isMCP(c.Request().URL.Path) {
 				return next(c)
 			}
 			res := c.Response()

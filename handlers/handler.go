@@ -31,6 +31,7 @@ type Handler struct {
 	log      *slog.Logger
 	demo     http.Handler
 	scim     http.Handler
+	agents   http.Handler
 	auth     AuthOptions
 	sessions *sessions.CookieStore
 	// crossOrigin checks Sec-Fetch-Site / Origin on state-changing requests.
@@ -59,7 +60,10 @@ type Options struct {
 	// SCIM, when set, serves provisioning at /scim/v2 (it checks its own
 	// bearer tokens).
 	SCIM http.Handler
-	Auth AuthOptions
+	// Agents, when set, is the agents' MCP front door at /mcp/{server}
+	// (package agents); it checks bearer tokens of its own.
+	Agents http.Handler
+	Auth   AuthOptions
 	// Notifier wakes held requests when a call changes.
 	Notifier *store.Notifier
 	// Settings are the app's settings the pages and the API need.
@@ -90,7 +94,7 @@ type Settings struct {
 // New returns a Handler.
 func New(o Options) *Handler {
 	return &Handler{
-		store: o.Store, engine: o.Engine, catalog: o.Catalog, log: o.Logger, demo: o.Demo, scim: o.SCIM,
+		store: o.Store, engine: o.Engine, catalog: o.Catalog, log: o.Logger, demo: o.Demo, scim: o.SCIM, agents: o.Agents,
 		auth: o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
 		notifier: o.Notifier, settings: o.Settings, icons: newIcons(o.Settings.IconAllowPrivate), held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
 	}

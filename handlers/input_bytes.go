@@ -33,7 +33,7 @@ func refuseUnstorable(next echo.HandlerFunc) echo.HandlerFunc {
 		if q, err := url.ParseQuery(req.URL.RawQuery); err != nil || !storableValues(q) {
 			return echo.NewHTTPError(http.StatusBadRequest, msgBadAddress)
 		}
-		if req.Body == nil || req.Body == http.NoBody || req.URL.Path == "/demo/mcp" {
+		if req.Body == nil || req.Body == http.NoBody || req.URL.Path == "/demo/mcp" || isMCP(req.URL.Path) {
 			return next(c)
 		}
 		mediaType, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))

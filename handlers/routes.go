@@ -44,6 +44,9 @@ func (h *Handler) Routes() *echo.Echo {
 	if h.demo != nil {
 		e.Any("/demo/mcp", echo.WrapHandler(h.demo))
 	}
+	if h.agents != nil {
+		e.Any("/mcp/:server", h.mcp)
+	}
 	if h.scim != nil {
 		e.Any("/scim/v2/*", echo.WrapHandler(h.scim))
 	}

@@ -223,12 +223,19 @@ type Catalog struct {
 	Prompts   []*mcp.Prompt
 	Resources []*mcp.Resource
 	Templates []*mcp.ResourceTemplate
+	// RawPrompts, RawResources and RawTemplates are the same lists as the
+	// server sent each item, in its order.
+	RawPrompts, RawResources, RawTemplates []json.RawMessage
 }
 
 // ListCatalog lists a server's prompts, resources and resource templates,
 // following pages, over one session.
 func (c *Client) ListCatalog(ctx context.Context, srv Server) (*Catalog, error) {
 	out := &Catalog{}
+	srv.tap = &tap{}
+	defer func() {
+		out.RawPrompts, out.RawResources, out.RawTemplates = srv.tap.list("prompts"), srv.tap.list("resources"), srv.tap.list("resourceTemplates")
+	}()
 	err := c.withSession(ctx, srv, func(cs *mcp.ClientSession) (err error) {
 		if out.Prompts, err = listPrompts(ctx, cs); err != nil {
 			return err

@@ -77,6 +77,30 @@ func (t *tap) tools() map[string]json.RawMessage {
 	return out
 }
 
+// list returns every object of the named list (prompts, resources,
+// resourceTemplates) seen in results, in the order they came, as the
+// server's bytes.
+func (t *tap) list(key string) []json.RawMessage {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := []json.RawMessage{}
+	for _, buf := range t.bufs {
+		for _, msg := range messages(buf.Bytes()) {
+			var m struct {
+				Result map[string]json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(msg, &m) != nil {
+				continue
+			}
+			var items []json.RawMessage
+			if json.Unmarshal(m.Result[key], &items) == nil {
+				out = append(out, items...)
+			}
+		}
+	}
+	return out
+}
+
 // messages splits a response body into its JSON-RPC messages: the body
 // itself when it is JSON, else the data of each server-sent event.
 func messages(body []byte) [][]byte {

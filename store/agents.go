@@ -40,6 +40,9 @@ type Agent struct {
 	// given a task (the tasks extension) rather than an open request.
 	Session string `json:"session,omitempty"`
 	Task    bool   `json:"task,omitempty"`
+	// RequestID is the JSON-RPC id of the agent's request that started the
+	// call, as sent (JSON), so its notifications/cancelled finds the call.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // AgentCan is what an agent declared it can answer.

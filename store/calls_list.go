@@ -78,15 +78,21 @@ func parseCursor(cursor string) (*time.Time, *string, error) {
 // (tasks/cancel). It happens once; a finished call
 // is ErrConflict. The audit entry is written in the same transaction.
 func (s *Store) CancelCall(ctx context.Context, callID string, entry AuditEntry) error {
+	return s.CancelCallSaying(ctx, callID, "You cancelled this call.", entry)
+}
+
+// CancelCallSaying is CancelCall with the message the call is left with,
+// such as who stopped it.
+func (s *Store) CancelCallSaying(ctx context.Context, callID, message string, entry AuditEntry) error {
 	return s.inTx(ctx, func(tx *txn) error {
 		var seq int
 		var task bool
 		err := tx.QueryRow(ctx, `
-			update calls set status = 'cancelled', error = 'You cancelled this call.', retryable = false,
+			update calls set status = 'cancelled', error = $2, retryable = false,
 			       task_stopped_at = case when task_id is not null then now() end,
 			       updated_at = now(), finished_at = now()
 			where id = $1 and status in ('queued', 'running', 'input_required', 'authorization_required')
-			returning current_seq, task_id is not null`, callID).Scan(&seq, &task)
+			returning current_seq, task_id is not null`, callID, message).Scan(&seq, &task)
 		if err == pgx.ErrNoRows {
 			return conflict("This call has already ended.")
 		}

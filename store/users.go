@@ -47,6 +47,8 @@ type User struct {
 	// about it (ClaimSignOnCheck); nil for an account not made by sign-on.
 	// Only UserBySession and UserByToken read it.
 	SignOnCheckDue *time.Time `db:"-"`
+	// TokenID is the API token the user was found by (UserByToken only).
+	TokenID int64 `db:"-"`
 }
 
 const userColumns = `id, name, password_hash, is_admin, disabled, created_at, updated_at, time_zone`
@@ -340,6 +342,7 @@ func (s *Store) UserByToken(ctx context.Context, secret string) (*User, error) {
 	if refused {
 		return nil, ErrSignOnAgain
 	}
+	u.TokenID = tokenID
 	if stale {
 		if _, err := s.pool.Exec(ctx, `update api_tokens set last_used_at = now() where id = $1`, tokenID); err != nil {
 			return nil, err

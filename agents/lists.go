@@ -1,0 +1,100 @@
+package agents
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+)
+
+// discover answers server/discover: Rounds, as the server behind it, with
+// the capabilities the server offers (tools, prompts, resources).
+func (d *Door) discover(q *Request) error {
+	disc, err := d.o.Catalog.Discover(q.Ctx, q.Who.User.Name, q.Server)
+	if err != nil {
+		return d.serverTrouble(q, err)
+	}
+	var theirs map[string]json.RawMessage
+	_ = json.Unmarshal(disc.Capabilities, &theirs)
+	caps := map[string]any{}
+	for _, k := range []string{"tools", "prompts", "resources"} {
+		if _, ok := theirs[k]; ok {
+			caps[k] = map[string]any{}
+		}
+	}
+	name := q.Server.Name + " via Rounds"
+	if disc.ServerName != "" {
+		name = disc.ServerName + " via Rounds"
+	}
+	out := map[string]any{
+		"resultType":        "complete",
+		"supportedVersions": SupportedVersions,
+		"capabilities":      caps,
+		"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]string{"name": name, "version": disc.Version}},
+	}
+	if disc.Instructions != "" {
+		out["instructions"] = disc.Instructions
+	}
+	return q.ResultOf(out)
+}
+
+// toolsList passes tools/list through: each tool as the server sent it,
+// all in one page.
+func (d *Door) toolsList(q *Request) error {
+	raw, err := d.o.Catalog.RawTools(q.Ctx, q.Who.User.Name, q.Server)
+	if err != nil {
+		return d.serverTrouble(q, err)
+	}
+	if raw == nil {
+		raw = []json.RawMessage{}
+	}
+	return q.ResultOf(map[string]any{"resultType": "complete", "tools": raw})
+}
+
+// promptsList passes prompts/list through, in one page.
+func (d *Door) promptsList(q *Request) error {
+	cat, err := d.o.Catalog.Catalog(q.Ctx, q.Who.User.Name, q.Server)
+	if err != nil {
+		return d.serverTrouble(q, err)
+	}
+	return q.ResultOf(map[string]any{"resultType": "complete", "prompts": cat.RawPrompts})
+}
+
+// resourcesList passes resources/list through, in one page.
+func (d *Door) resourcesList(q *Request) error {
+	cat, err := d.o.Catalog.Catalog(q.Ctx, q.Who.User.Name, q.Server)
+	if err != nil {
+		return d.serverTrouble(q, err)
+	}
+	return q.ResultOf(map[string]any{"resultType": "complete", "resources": cat.RawResources})
+}
+
+// templatesList passes resources/templates/list through, in one page.
+func (d *Door) templatesList(q *Request) error {
+	cat, err := d.o.Catalog.Catalog(q.Ctx, q.Who.User.Name, q.Server)
+	if err != nil {
+		return d.serverTrouble(q, err)
+	}
+	return q.ResultOf(map[string]any{"resultType": "complete", "resourceTemplates": cat.RawTemplates})
+}
+
+// serverTrouble turns what went wrong asking the server into the agent's
+// error: the server's own JSON-RPC error as it gave it, or a sentence.
+func (d *Door) serverTrouble(q *Request, err error) error {
+	var se *mcpclient.ServerError
+	if errors.As(err, &se) {
+		return &RPCError{Status: http.StatusOK, Code: se.Code, Message: se.Message}
+	}
+	if errors.As(err, new(*mcpclient.AuthRequiredError)) {
+		return &RPCError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError,
+			Message: q.Server.Name + " wants " + q.Who.User.Name + " to connect first: use Connect on its page in Rounds (" +
+				d.o.PublicURL + "/servers/" + pathEscape(q.Server.Name) + ")."}
+	}
+	if p, ok := mcpclient.Describe(err); ok {
+		return &RPCError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, Message: p.Sentence()}
+	}
+	return err
+}

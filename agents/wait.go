@@ -1,0 +1,205 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
+)
+
+// An agent's request is held while its call runs or a person in Rounds
+// answers, up to AGENT_WAIT. Changes are heard from any instance through
+// the Notifier; a periodic read covers notifications lost meanwhile.
+// Something goes out at least every Keepalive, so proxies keep the stream:
+// notifications/progress when the request asked for it, else an SSE
+// comment.
+
+// lookEvery is how often a held request reads its call anyway.
+const lookEvery = 5 * time.Second
+
+// watcher listens for one call's changes.
+type watcher struct {
+	notes <-chan struct{}
+	stop  func()
+}
+
+// watch starts listening for call id's changes.
+func (d *Door) watch(id string) *watcher {
+	if d.o.Notifier == nil {
+		return &watcher{stop: func() {}}
+	}
+	notes, _, stop := d.o.Notifier.Watch(id)
+	return &watcher{notes: notes, stop: stop}
+}
+
+// await holds the request until the call ends, or asks the agent a round
+// newer than after, and answers it; or until AGENT_WAIT, when the answer
+// says the call goes on in Rounds. The agent closing the request cancels
+// the call; Rounds shutting down does not.
+func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error {
+	deadline := time.NewTimer(d.o.Wait)
+	defer deadline.Stop()
+	keep := time.NewTicker(d.o.Keepalive)
+	defer keep.Stop()
+	look := time.NewTicker(lookEvery)
+	defer look.Stop()
+	p := &progress{q: q}
+	var r *store.Round
+	var err error
+	for {
+		if call.Finished() {
+			return d.answerEnd(q, call)
+		}
+		if call.Status == store.CallInputRequired && call.CurrentSeq > after {
+			// Read at every change: whom the round asks may change too.
+			if r, err = d.o.Store.Round(context.WithoutCancel(q.Ctx), call.ID, call.CurrentSeq); err != nil {
+				return err
+			}
+			if r.Status == store.RoundPending && r.Asks != nil && *r.Asks == store.AsksAgent {
+				return d.askAgent(q, call, r)
+			}
+		}
+		p.say(waitingFor(call, r))
+		select {
+		case <-q.Ctx.Done():
+			if d.shuttingDown() {
+				return nil
+			}
+			return d.agentStopped(q, call.ID)
+		case <-d.closing:
+			return d.goesOn(q, call, "Rounds is restarting")
+		case <-deadline.C:
+			return d.goesOn(q, call, "")
+		case <-keep.C:
+			p.keepalive()
+			continue
+		case <-look.C:
+		case <-w.notes:
+		}
+		if call, err = d.o.Store.CallShown(context.WithoutCancel(q.Ctx), call.ID); err != nil {
+			return err
+		}
+	}
+}
+
+// waitingFor says what the call waits for, for the agent's progress.
+func waitingFor(call *store.Call, r *store.Round) string {
+	switch call.Status {
+	case store.CallInputRequired:
+		if r != nil && r.Seq == call.CurrentSeq && r.Asks != nil && *r.Asks == store.AsksOwner {
+			return "Waiting for " + call.Owner + " to answer in Rounds"
+		}
+		return "Waiting for " + assigneeWords(call) + " to answer in Rounds"
+	case store.CallAuthorizationRequired:
+		return "Waiting for " + call.Owner + " to connect to " + call.ServerName + " in Rounds"
+	}
+	return "Waiting for " + call.ServerName
+}
+
+// assigneeWords names who answers a call's rounds.
+func assigneeWords(call *store.Call) string {
+	if call.Assignee == nil || *call.Assignee == "" {
+		return call.Owner
+	}
+	if team, ok := strings.CutPrefix(*call.Assignee, store.TeamPrefix); ok {
+		return "team " + team
+	}
+	return *call.Assignee
+}
+
+// progress is what a held request has told its agent.
+type progress struct {
+	q    *Request
+	n    int
+	said string
+}
+
+// say sends msg as progress when the request asked for progress and msg
+// is news.
+func (p *progress) say(msg string) {
+	if msg == p.said || len(p.q.Meta.ProgressToken) == 0 {
+		return
+	}
+	p.said = msg
+	p.send()
+}
+
+// keepalive sends progress again, or a comment.
+func (p *progress) keepalive() {
+	if len(p.q.Meta.ProgressToken) > 0 && p.said != "" {
+		p.send()
+		return
+	}
+	_ = p.q.startStream().comment()
+}
+
+func (p *progress) send() {
+	p.n++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+		"params": map[string]any{"progressToken": p.q.Meta.ProgressToken, "progress": p.n, "message": p.said}})
+	_ = p.q.startStream().event(b)
+}
+
+// answerEnd answers with how the call ended: the server's result as it
+// sent it, or an error.
+func (d *Door) answerEnd(q *Request, call *store.Call) error {
+	if call.Status == store.CallComplete && len(call.Result) > 0 {
+		return q.Result(call.Result)
+	}
+	msg := "The call ended: " + call.Status + "."
+	if call.Error != nil {
+		msg, _, _ = strings.Cut(*call.Error, mcpclient.DetailSeparator)
+	}
+	if call.Status == store.CallFailed && q.Method == mcpclient.MethodCallTool {
+		return q.ResultOf(toolError(msg))
+	}
+	return &RPCError{Status: 200, Code: -32603, Message: msg}
+}
+
+// toolError is a CallToolResult marked isError, saying msg.
+func toolError(msg string) map[string]any {
+	return map[string]any{"resultType": "complete", "isError": true,
+		"content": []map[string]string{{"type": "text", "text": msg}}}
+}
+
+// goesOn answers a request whose call is still open in Rounds: the wait
+// ran out, or Rounds is stopping. The answer names the call and how to
+// fetch its outcome later, and is marked isError so no agent takes it for
+// the tool's output.
+func (d *Door) goesOn(q *Request, call *store.Call, why string) error {
+	if why == "" {
+		why = "No answer came within " + d.o.Wait.String()
+	}
+	msg := fmt.Sprintf("%s. The call goes on in Rounds: call %s, %s. Read the resource %s%s on this server for its outcome later, "+
+		"or open %s/calls/%s.", why, call.ID, strings.ToLower(waitingFor(call, nil)), OutcomeURIPrefix, call.ID, d.o.PublicURL, call.ID)
+	if q.Method == mcpclient.MethodCallTool {
+		return q.ResultOf(toolError(msg))
+	}
+	return &RPCError{Status: 200, Code: -32603, Message: msg, Data: map[string]string{"call": call.ID}}
+}
+
+// agentStopped cancels a call whose agent closed its request.
+func (d *Door) agentStopped(q *Request, id string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(q.Ctx), 10*time.Second)
+	defer cancel()
+	return d.cancelCall(ctx, q, id)
+}
+
+// cancelCall cancels call id for its agent, as the API's cancel does, with
+// the call saying the agent stopped it.
+func (d *Door) cancelCall(ctx context.Context, q *Request, id string) error {
+	label := q.agent().Label()
+	if call, err := d.o.Store.Call(ctx, id); err == nil && call.Agent != nil {
+		label = call.Agent.Label() // as it said when it started the call
+	}
+	entry := q.audit("call.cancelled", id, map[string]any{"by_agent": true})
+	err := d.o.Store.CancelCallSaying(ctx, id, "The agent ("+label+") stopped this call.", *entry)
+	if err != nil && !isConflict(err) {
+		d.o.Log.WarnContext(ctx, "cancelling an agent's call", "call", id, "err", err)
+	}
+	return nil
+}

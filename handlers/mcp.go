@@ -1,0 +1,21 @@
+package handlers
+
+import (
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-rounds/rounds/agents"
+)
+
+// mcp serves the agents' front door, /mcp/{server}: every registered
+// server as an MCP server of its own (package agents). It is not a page:
+// no session cookie, no CSRF, only Authorization: Bearer, which the door
+// checks itself.
+func (h *Handler) mcp(c echo.Context) error {
+	h.agents.ServeHTTP(c.Response(), agents.WithClientIP(c.Request(), c.RealIP()))
+	return nil
+}
+
+// isMCP reports whether path is the front door's.
+func isMCP(path string) bool { return strings.HasPrefix(path, "/mcp/") }

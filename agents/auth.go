@@ -27,6 +27,23 @@ type Principal struct {
 // OAuth access token.
 const APIToken = "rnd_"
 
+type userCheckKey struct{}
+
+// WithUserCheck gives the door, for one request, the check the pages make
+// of a signed-in person (single sign-on asked again when due); its
+// store.ErrNotFound (store.ErrSignOnAgain) refuses the token.
+func WithUserCheck(r *http.Request, check func(*store.User) (*store.User, error)) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), userCheckKey{}, check))
+}
+
+// checked is u as the request's user check leaves it.
+func checked(ctx context.Context, u *store.User) (*store.User, error) {
+	if check, ok := ctx.Value(userCheckKey{}).(func(*store.User) (*store.User, error)); ok {
+		return check(u)
+	}
+	return u, nil
+}
+
 // errNoToken is a request without a usable token.
 var errNoToken = errors.New("no valid token")
 
@@ -40,6 +57,9 @@ func (d *Door) authenticate(ctx context.Context, r *http.Request, server string)
 	}
 	if strings.HasPrefix(token, APIToken) {
 		u, err := d.o.Store.UserByToken(ctx, token)
+		if err == nil {
+			u, err = checked(ctx, u)
+		}
 		if isNotFound(err) {
 			return nil, errNoToken
 		}
@@ -60,6 +80,11 @@ func (d *Door) authenticate(ctx context.Context, r *http.Request, server string)
 	}
 	if g == nil || g.User == nil || !slices.Contains(g.Servers, server) {
 		return nil, errNoToken
+	}
+	if g.User, err = checked(ctx, g.User); isNotFound(err) {
+		return nil, errNoToken
+	} else if err != nil {
+		return nil, err
 	}
 	return &Principal{User: g.User, OAuthClient: g.ClientID, OAuthClientName: g.ClientName}, nil
 }

@@ -29,11 +29,6 @@ import (
 	"github.com/mcp-rounds/rounds/store"
 )
 
-// Protocol revisions the door speaks to agents.
-const (
-	ProtocolStateless = "2026-07-28"
-)
-
 // DefaultWait is how long a request is held open for a person in Rounds to
 // answer (AGENT_WAIT), and DefaultKeepalive how often something is sent on
 // a held stream so proxies keep it.
@@ -98,6 +93,8 @@ type Door struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	held      sync.WaitGroup
+	// slots counts the requests held for AGENT_WAIT (see maxHeld).
+	slots chan struct{}
 }
 
 // New returns a Door.
@@ -111,7 +108,7 @@ func New(o Options) *Door {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	d := &Door{o: o, closing: make(chan struct{})}
+	d := &Door{o: o, closing: make(chan struct{}), slots: make(chan struct{}, maxHeld)}
 	d.methods = map[string]Method{
 		"server/discover":          d.discover,
 		"ping":                     d.ping,
@@ -131,6 +128,10 @@ func New(o Options) *Door {
 
 // Handle registers (or replaces) the answer to a method.
 func (d *Door) Handle(method string, m Method) { d.methods[method] = m }
+
+// HandleNote registers (or replaces) what an agent's notification does;
+// the agent is answered 202 whatever it does.
+func (d *Door) HandleNote(method string, note func(q *Request)) { d.notes[method] = note }
 
 // Close ends the held requests without cancelling their calls: Rounds is
 // shutting down, and the calls go on in Rounds. It returns once they have

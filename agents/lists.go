@@ -1,25 +1,34 @@
 package agents
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
 )
 
+// discoverTimeout bounds asking the server behind what it is.
+const discoverTimeout = 30 * time.Second
+
 // discover answers server/discover: Rounds, as the server behind it, with
-// the capabilities the server offers (tools, prompts, resources).
+// the capabilities the server offers (tools, prompts, resources). Resources
+// are always offered: a call's outcome is one (rounds://calls/{id}), and
+// the list of a server without any is empty.
 func (d *Door) discover(q *Request) error {
-	disc, err := d.o.Catalog.Discover(q.Ctx, q.Who.User.Name, q.Server)
+	ctx, cancel := context.WithTimeout(q.Ctx, discoverTimeout)
+	defer cancel()
+	disc, err := d.o.Catalog.Discover(ctx, q.Who.User.Name, q.Server)
 	if err != nil {
 		return d.serverTrouble(q, err)
 	}
 	var theirs map[string]json.RawMessage
 	_ = json.Unmarshal(disc.Capabilities, &theirs)
-	caps := map[string]any{}
+	caps := map[string]any{"resources": map[string]any{}}
 	for _, k := range []string{"tools", "prompts", "resources"} {
 		if _, ok := theirs[k]; ok {
 			caps[k] = map[string]any{}

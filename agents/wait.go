@@ -1,9 +1,11 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -20,6 +22,13 @@ import (
 
 // lookEvery is how often a held request reads its call anyway.
 const lookEvery = 5 * time.Second
+
+// maxHeld caps the requests an instance holds for AGENT_WAIT; past it, a
+// request waits briefWait at most, then hears that its call goes on.
+const (
+	maxHeld   = 1000
+	briefWait = 3 * time.Second
+)
 
 // watcher listens for one call's changes.
 type watcher struct {
@@ -41,7 +50,14 @@ func (d *Door) watch(id string) *watcher {
 // says the call goes on in Rounds. The agent closing the request cancels
 // the call; Rounds shutting down does not.
 func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error {
-	deadline := time.NewTimer(d.o.Wait)
+	wait := d.o.Wait
+	select {
+	case d.slots <- struct{}{}:
+		defer func() { <-d.slots }()
+	default:
+		wait = min(wait, briefWait)
+	}
+	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	keep := time.NewTicker(d.o.Keepalive)
 	defer keep.Stop()
@@ -73,7 +89,7 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 		case <-d.closing:
 			return d.goesOn(q, call, "Rounds is restarting")
 		case <-deadline.C:
-			return d.goesOn(q, call, "")
+			return d.goesOn(q, call, "No answer came within "+wait.String())
 		case <-keep.C:
 			p.keepalive()
 			continue
@@ -96,6 +112,10 @@ func waitingFor(call *store.Call, r *store.Round) string {
 		return "Waiting for " + assigneeWords(call) + " to answer in Rounds"
 	case store.CallAuthorizationRequired:
 		return "Waiting for " + call.Owner + " to connect to " + call.ServerName + " in Rounds"
+	}
+	if p := call.RunningProgress(); p != nil && p.Message != "" {
+		// What the server itself last said of its work.
+		return "Waiting for " + call.ServerName + ": " + p.Message
 	}
 	return "Waiting for " + call.ServerName
 }
@@ -145,10 +165,25 @@ func (p *progress) send() {
 }
 
 // answerEnd answers with how the call ended: the server's result as it
-// sent it, or an error.
+// sent it, its JSON-RPC error as it gave it, or Rounds' words (a tool's
+// isError result, else an error).
 func (d *Door) answerEnd(q *Request, call *store.Call) error {
 	if call.Status == store.CallComplete && len(call.Result) > 0 {
 		return q.Result(call.Result)
+	}
+	if call.Status == store.CallFailed {
+		raw, err := d.o.Store.CallServerError(context.WithoutCancel(q.Ctx), call.ID)
+		if err != nil {
+			return err
+		}
+		var se struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+			Status  int    `json:"status"`
+		}
+		if len(raw) > 0 && json.Unmarshal(raw, &se) == nil {
+			return &RPCError{Status: cmp.Or(se.Status, http.StatusOK), Code: se.Code, Message: se.Message}
+		}
 	}
 	msg := "The call ended: " + call.Status + "."
 	if call.Error != nil {
@@ -167,13 +202,10 @@ func toolError(msg string) map[string]any {
 }
 
 // goesOn answers a request whose call is still open in Rounds: the wait
-// ran out, or Rounds is stopping. The answer names the call and how to
+// ran out, or Rounds is stopping (why says which). The answer names the call and how to
 // fetch its outcome later, and is marked isError so no agent takes it for
 // the tool's output.
 func (d *Door) goesOn(q *Request, call *store.Call, why string) error {
-	if why == "" {
-		why = "No answer came within " + d.o.Wait.String()
-	}
 	msg := fmt.Sprintf("%s. The call goes on in Rounds: call %s, %s. Read the resource %s%s on this server for its outcome later, "+
 		"or open %s/calls/%s.", why, call.ID, strings.ToLower(waitingFor(call, nil)), OutcomeURIPrefix, call.ID, d.o.PublicURL, call.ID)
 	if q.Method == mcpclient.MethodCallTool {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -21,7 +22,7 @@ const (
 )
 
 // SupportedVersions are the revisions the door answers, newest first.
-var SupportedVersions = []string{ProtocolStateless}
+var SupportedVersions = []string{mcpclient.ProtocolStateless}
 
 // Meta is the per-request _meta of a 2026-07-28 request.
 type Meta struct {

@@ -50,8 +50,26 @@ type Call struct {
 	// with Rounds.
 	Task      *Task       `json:"task,omitempty"`
 	Rounds    []RoundSeen `json:"rounds,omitempty"`
-	CreatedAt time.Time   `json:"createdAt"`
-	UpdatedAt time.Time   `json:"updatedAt"`
+	// Agent is the MCP client that started the call through Rounds'
+	// front door (/mcp/{server}); null for a call started otherwise.
+	Agent     *Agent    `json:"agent"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Agent names the MCP client that started a call: its clientInfo, the
+// protocol it spoke, and the API token (by its name) or OAuth client it
+// came with.
+type Agent struct {
+	Name     string `json:"name"`
+	Version  string `json:"version,omitempty"`
+	Protocol string `json:"protocol"`
+	// Token is the API token's name; empty once the token is deleted, or
+	// for an agent signed in through OAuth.
+	Token string `json:"token,omitempty"`
+	// OAuthClient is the OAuth client's name (or its id, when it gave no
+	// name).
+	OAuthClient string `json:"oauthClient,omitempty"`
 }
 
 // Task is where the server's task stands, as last polled.
@@ -82,6 +100,11 @@ type Round struct {
 	Seq           int             `json:"seq"`
 	InputRequests json.RawMessage `json:"inputRequests"`
 	ExpiresAt     time.Time       `json:"expiresAt"`
+	// Asks, for an agent's call, is whom the round asks besides the
+	// call's assignee: "agent" (the agent answers over MCP; a person may
+	// still answer it in Rounds) or "owner" (a URL-mode question, for the
+	// person who started the call alone).
+	Asks string `json:"asks,omitempty"`
 	// AnsweredBefore is what was answered to the round at this place
 	// before the server was asked afresh, whose questions changed since.
 	AnsweredBefore *Answered `json:"answeredBefore,omitempty"`
@@ -133,6 +156,7 @@ func NewCall(call *store.Call, rounds []store.Round) Call {
 	if call.Assignee != nil {
 		out.Assignee = *call.Assignee
 	}
+	out.Agent = newAgent(call)
 	switch call.Method {
 	case "prompts/get":
 		out.Prompt = call.Target
@@ -176,7 +200,7 @@ func NewCall(call *store.Call, rounds []store.Round) Call {
 		r := &rounds[i]
 		before := round.Before(rounds, r)
 		if call.Status == store.CallInputRequired && r.Seq == call.CurrentSeq && r.Status == store.RoundPending {
-			out.Round = &Round{Seq: r.Seq, InputRequests: r.InputRequests, ExpiresAt: r.ExpiresAt}
+			out.Round = &Round{Seq: r.Seq, InputRequests: r.InputRequests, ExpiresAt: r.ExpiresAt, Asks: deref(r.Asks)}
 			if before != nil && before.Responses != nil {
 				out.Round.AnsweredBefore = &Answered{Seq: before.Seq, InputResponses: before.Responses}
 			}
@@ -190,6 +214,21 @@ func NewCall(call *store.Call, rounds []store.Round) Call {
 			seen.AnsweredAgainFrom = before.Seq
 		}
 		out.Rounds = append(out.Rounds, seen)
+	}
+	return out
+}
+
+// newAgent is how the API names the agent that started call; nil for a
+// call no agent started.
+func newAgent(call *store.Call) *Agent {
+	a := call.Agent
+	if a == nil {
+		return nil
+	}
+	out := &Agent{Name: a.Name, Version: a.Version, Protocol: a.Protocol, Token: deref(call.AgentTokenName),
+		OAuthClient: a.OAuthClientName}
+	if out.OAuthClient == "" {
+		out.OAuthClient = a.OAuthClient
 	}
 	return out
 }

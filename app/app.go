@@ -244,6 +244,14 @@ func registerServers(ctx context.Context, st *store.Store, cfg Config, servers [
 				return err
 			}
 		}
+		if s.AgentQuestions != "" {
+			// From MCP_SERVERS_FILE: replaces what the admin page set. A
+			// person or team that does not exist stops the start, as the
+			// file's other mistakes do.
+			if err := st.SetServerAgentQuestions(ctx, s.Name, s.AgentQuestions); err != nil {
+				return fmt.Errorf("MCP_SERVERS_FILE %s, server %q: agentQuestions: %w", cfg.serversFile, s.Name, err)
+			}
+		}
 		if s.HeaderName != "" {
 			// From MCP_SERVERS_FILE: kept as stored credentials are, and
 			// sent only to the server's own origin.

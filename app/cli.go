@@ -31,9 +31,10 @@ const usage = `usage:
   web scim token create NAME            make a provisioning (SCIM) token for an identity provider (printed last)
   web scim token list                   list provisioning tokens: name, made, last used, revoked
   web scim token revoke NAME            revoke a provisioning token: it gets 401 at once, on every instance
-  web server add NAME URL [--header 'Authorization: Bearer …' | --header -]
+  web server add NAME URL [--header 'Authorization: Bearer …' | --header -] [--agent-questions WHO]
                                         register an MCP server, with optional credentials
-                                        (-: the header on standard input, out of the process list)
+                                        (-: the header on standard input, out of the process list);
+                                        WHO answers agents' questions: agent, owner, a name or team:NAME
   web healthcheck                       exit 0 if the instance on LISTEN_ADDR is up`
 
 // Command runs a management command (args without the program's name)
@@ -218,8 +219,15 @@ func (c cli) tokenCreate(ctx context.Context) error {
 func (c cli) serverAdd(ctx context.Context) error {
 	fs := flag.NewFlagSet("server add", flag.ContinueOnError)
 	header := fs.String("header", "", "a header to send, such as 'Authorization: Bearer …'; - reads it from standard input")
+	agentQuestions := fs.String("agent-questions", "", "who answers the questions of calls agents start: agent, owner, a name or team:NAME")
 	if err := fs.Parse(reorder(c.args)); err != nil || fs.NArg() != 2 {
-		return errors.New("usage: web server add NAME URL [--header 'Name: value' | --header -]")
+		return errors.New("usage: web server add NAME URL [--header 'Name: value' | --header -] [--agent-questions WHO]")
+	}
+	if *agentQuestions != "" {
+		// Checked before the server is registered, so a mistake leaves nothing.
+		if err := c.st.CheckAgentQuestions(ctx, *agentQuestions); err != nil {
+			return err
+		}
 	}
 	if *header == "-" {
 		// Any user may read a command line (ps, /proc/<pid>/cmdline):
@@ -253,6 +261,11 @@ func (c cli) serverAdd(ctx context.Context) error {
 			return errors.New("--header wants 'Name: value'")
 		}
 		if err := c.st.SetServerHeader(ctx, list[0].Name, name, strings.TrimSpace(value)); err != nil {
+			return err
+		}
+	}
+	if *agentQuestions != "" {
+		if err := c.st.SetServerAgentQuestions(ctx, list[0].Name, *agentQuestions); err != nil {
 			return err
 		}
 	}

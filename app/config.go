@@ -38,6 +38,9 @@ type Config struct {
 	// the built-in demo is registered instead.
 	Servers    []ServerConfig
 	serversSet bool
+	// serversFile is MCP_SERVERS_FILE's path, named in what is wrong with
+	// an entry found at start.
+	serversFile string
 	Roots      map[string][]store.Root // roots/list answers by server name, from MCP_ROOTS
 	RoundTTL   time.Duration
 	MaxRounds  int
@@ -120,6 +123,9 @@ type ServerConfig struct {
 	// MaxTasks is how many tasks the server runs at once (MCP_SERVERS_FILE
 	// only); zero leaves what the admin page set.
 	MaxTasks int
+	// AgentQuestions, from MCP_SERVERS_FILE, says who answers the
+	// questions of calls agents start; "" leaves what the admin page set.
+	AgentQuestions string
 }
 
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/rounds?sslmode=disable"
@@ -296,7 +302,7 @@ func (c *Config) readServers(getenv func(string) string) error {
 				return fmt.Errorf("MCP_SERVERS_FILE: server %s is named in MCP_SERVERS too", s.Name)
 			}
 		}
-		c.serversSet = true
+		c.serversSet, c.serversFile = true, path
 		c.Servers = append(c.Servers, more...)
 	}
 	if c.StderrLogLines, c.StderrLogPeriod, err = parseStderrLog(getenv("LOCAL_STDERR_LOG")); err != nil {

@@ -11,8 +11,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/mcp-rounds/rounds/mcpclient"
+	"github.com/mcp-rounds/rounds/store"
 )
 
 // fileEntry is one server of an mcpServers file, as Claude Desktop, Cursor
@@ -31,6 +33,9 @@ type fileEntry struct {
 	Roots        bool   `json:"roots"`
 	MaxProcesses int    `json:"maxProcesses"`
 	MaxTasks     int    `json:"maxTasks"`
+	// AgentQuestions says who answers the questions of calls agents start
+	// (store.Server.AgentQuestions); "" leaves what the admin page set.
+	AgentQuestions *string `json:"agentQuestions"`
 }
 
 // defaultMaxProcesses is how many processes of a handshake-era stdio
@@ -167,6 +172,13 @@ func (e fileEntry) server(name string, getenv func(string) string) (ServerConfig
 		return sc, errors.New("maxTasks should be 1 or more")
 	}
 	sc.MaxTasks = e.MaxTasks
+	if e.AgentQuestions != nil {
+		q := *e.AgentQuestions
+		if strings.TrimSpace(q) == "" || len(q) > 200 || strings.ContainsFunc(q, unicode.IsControl) || q == store.TeamPrefix {
+			return sc, errors.New(`agentQuestions should be "agent", "owner", a person's name or "team:NAME"`)
+		}
+		sc.AgentQuestions = q
+	}
 	var missing []string
 	expand := func(s string) string {
 		return envRef.ReplaceAllStringFunc(s, func(ref string) string {

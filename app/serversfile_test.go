@@ -21,14 +21,14 @@ func TestServersFile(t *testing.T) {
 	}{
 		{"OK", `{"mcpServers": {
   "notes": {"command": "python3", "args": ["notes_server.py", "--dir=${HOME}/notes"], "env": {"NOTES_DIR": "/srv/notes"}, "cwd": "/srv"},
-  "issues": {"url": "https://mcp.example.com/mcp", "headers": {"X-Api-Key": "${ISSUES_KEY}"}, "protocol": "2025-11-25", "sampling": true, "roots": true, "maxTasks": 20},
+  "issues": {"url": "https://mcp.example.com/mcp", "headers": {"X-Api-Key": "${ISSUES_KEY}"}, "protocol": "2025-11-25", "sampling": true, "roots": true, "maxTasks": 20, "agentQuestions": "team:ops"},
   "old": {"type": "stdio", "command": "uvx", "args": ["old-server"], "protocol": "2025-11-25", "maxProcesses": 2}
 }}`, []ServerConfig{
 			{Name: "notes", URL: "stdio:notes", Protocol: "auto", MaxProcesses: 4, Command: &mcpclient.Command{Path: "python3",
 				Args: []string{"notes_server.py", "--dir=/home/rounds/notes"}, Dir: "/srv",
 				Env: []string{"PATH=/usr/bin:/bin", "HOME=/home/rounds", "NOTES_DIR=/srv/notes"}}},
 			{Name: "issues", URL: "https://mcp.example.com/mcp", Protocol: "2025-11-25", Sampling: true, Roots: true,
-				HeaderName: "X-Api-Key", HeaderValue: "k-123", MaxTasks: 20},
+				HeaderName: "X-Api-Key", HeaderValue: "k-123", MaxTasks: 20, AgentQuestions: "team:ops"},
 			{Name: "old", URL: "stdio:old", Protocol: "2025-11-25", MaxProcesses: 2, Command: &mcpclient.Command{Path: "uvx",
 				Args: []string{"old-server"}, Env: []string{"PATH=/usr/bin:/bin", "HOME=/home/rounds"}}},
 		}, ""},
@@ -42,6 +42,8 @@ func TestServersFile(t *testing.T) {
 		{"ErrTwoHeaders", `{"mcpServers": {"a": {"url": "https://a.test/", "headers": {"A": "1", "B": "2"}}}}`, nil, "one header"},
 		{"ErrMaxTasks", `{"mcpServers": {"a": {"url": "https://a.test/", "maxTasks": -1}}}`, nil, "maxTasks should be 1 or more"},
 		{"ErrMaxTasksType", "{\"mcpServers\": {\n\"a\": {\"url\": \"https://a.test/\", \"maxTasks\": \"10\"}}}", nil, `line 2: server "a": maxTasks should be a whole number, not a JSON string`},
+		{"ErrAgentQuestions", "{\"mcpServers\": {\n\"a\": {\"url\": \"https://a.test/\", \"agentQuestions\": \"\"}}}", nil, `line 2: server "a": agentQuestions should be "agent", "owner", a person's name or "team:NAME"`},
+		{"ErrAgentQuestionsType", `{"mcpServers": {"a": {"url": "https://a.test/", "agentQuestions": true}}}`, nil, `server "a": agentQuestions should be a string, not a JSON bool`},
 		{"ErrProtocol", `{"mcpServers": {"a": {"command": "x", "protocol": "2020-01-01"}}}`, nil, "unknown protocol"},
 		{"ErrName", `{"mcpServers": {"a b": {"command": "x"}}}`, nil, "a name is letters"},
 		{"ErrTwice", "{\"mcpServers\": {\"a\": {\"command\": \"x\"},\n \"a\": {\"command\": \"y\"}}}", nil, `line 2: server "a" is named twice`},

@@ -1,6 +1,12 @@
 package engine
 
-import "github.com/mcp-rounds/rounds/mcpclient"
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
+)
 
 // answersKept is what a call that failed for now tells the person.
 const answersKept = "Your answers are kept; you can retry."
@@ -18,4 +24,28 @@ func describe(err error) (string, bool) {
 		msg += mcpclient.DetailSeparator + p.Detail
 	}
 	return msg, p.Retry
+}
+
+// serverError is the JSON-RPC error the server answered with, as
+// {"code", "message"} and the HTTP status it came with when not 200
+// (storable text), or nil for any other trouble.
+func serverError(err error) json.RawMessage {
+	out := struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+		Status  int    `json:"status,omitempty"`
+	}{}
+	var se *mcpclient.ServerError
+	var he *mcpclient.HTTPError
+	switch {
+	case errors.As(err, &se):
+		out.Code, out.Message = se.Code, se.Message
+	case errors.As(err, &he) && he.Code != 0:
+		out.Code, out.Message, out.Status = he.Code, he.Message, he.Status
+	default:
+		return nil
+	}
+	out.Message = strings.ToValidUTF8(strings.ReplaceAll(out.Message[:min(len(out.Message), 8<<10)], "\x00", ""), "")
+	b, _ := json.Marshal(out)
+	return b
 }

@@ -84,7 +84,7 @@ func (e *Engine) hold(ctx context.Context, c *store.Call, seq int, afresh bool, 
 	}
 	n, err := e.store.AddHeldRound(ctx, c.ID, seq, store.HeldRound{
 		InputRequests: requests, ElicitationID: p.ElicitationID, HeldBy: e.cfg.InstanceID,
-		ExpiresAt: time.Now().Add(timeout), Afresh: afresh,
+		ExpiresAt: time.Now().Add(timeout), Afresh: afresh, Asks: roundAsks(c, []mcpclient.Question{q}),
 	})
 	if err != nil {
 		return 0, nil, err

@@ -450,6 +450,9 @@ func (e *Engine) record(ctx context.Context, job queue.Job, a *store.Attempt, se
 		}
 		log.WarnContext(ctx, "request failed", "err", err)
 		msg, retryable := describe(err)
+		if se := serverError(err); se != nil {
+			return e.store.FailCallAnswered(ctx, c.ID, seq, msg, retryable, se, o)
+		}
 		return e.store.FailCall(ctx, c.ID, seq, msg, retryable, o)
 	case out.Task != nil:
 		return e.startTask(ctx, log, a, seq, out.Task, o)
@@ -485,6 +488,7 @@ func (e *Engine) addRound(ctx context.Context, log *slog.Logger, a *store.Attemp
 		Asking:        asking,
 		Position:      position,
 		Process:       r.Process,
+		Asks:          roundAsks(c, r.Questions),
 	}
 	if before := answeredBefore(a, r); before != nil {
 		log.InfoContext(ctx, "the same questions as before the server was asked afresh: answered again", "from_seq", before.Seq)
@@ -492,4 +496,21 @@ func (e *Engine) addRound(ctx context.Context, log *slog.Logger, a *store.Attemp
 		e.cfg.Metrics.AnsweredAgain(c.ServerName)
 	}
 	return e.store.AddRound(ctx, c.ID, seq, next, o)
+}
+
+// roundAsks is whom a round of call c asking qs asks besides the call's
+// assignee, for an agent's call (see store.RoundAsks); nil for any other.
+func roundAsks(c *store.Call, qs []mcpclient.Question) *string {
+	if c.Agent == nil {
+		return nil
+	}
+	kinds := make([]string, len(qs))
+	for i, q := range qs {
+		kinds[i] = q.Kind
+	}
+	assignee := c.Owner
+	if c.Assignee != nil {
+		assignee = *c.Assignee
+	}
+	return store.RoundAsks(c.ServerAgentQuestions, c.Agent, c.Owner, assignee, kinds)
 }

@@ -303,7 +303,8 @@ func (e *Engine) taskAsked(ctx context.Context, log *slog.Logger, c *store.Call,
 	}
 	log.InfoContext(ctx, "the task asks", "questions", len(fresh))
 	next := store.NewRound{InputRequests: raw, ExpiresAt: expires, Task: true, Keys: keys,
-		Responses: autoAnswers(fresh, c.ServerRootsList), Instance: e.cfg.InstanceID, Position: c.CurrentSeq + 1}
+		Responses: autoAnswers(fresh, c.ServerRootsList), Instance: e.cfg.InstanceID, Position: c.CurrentSeq + 1,
+		Asks: roundAsks(c, fresh)}
 	err := e.store.AddRound(ctx, c.ID, c.CurrentSeq, next)
 	if errors.Is(err, store.ErrConflict) {
 		return false, nil // moved on meanwhile: the next poll sees

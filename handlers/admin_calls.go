@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -52,7 +53,7 @@ func (h *Handler) adminCalls(c echo.Context) error {
 	ctx := c.Request().Context()
 	q := c.QueryParams()
 	f := store.CallFilter{
-		Status: q.Get("status"), Server: q.Get("server"), Owner: q.Get("user"),
+		Status: q.Get("status"), Server: q.Get("server"), Owner: q.Get("user"), Agent: strings.TrimSpace(q.Get("agent")),
 		Sort: q.Get("sort"), Page: keyset(q, adminPageSize),
 	}
 	if f.Sort != store.CallsOldest {
@@ -78,7 +79,7 @@ func (h *Handler) adminCalls(c echo.Context) error {
 		return err
 	}
 	vm := views.AdminCallsVM{
-		Status: f.Status, Server: f.Server, User: f.Owner, Age: q.Get("age"), Sort: f.Sort,
+		Status: f.Status, Server: f.Server, User: f.Owner, Agent: f.Agent, Age: q.Get("age"), Sort: f.Sort,
 		Ages: append(ageOptions(), views.OptionVM{Value: "older1d", Label: "More than a day ago"},
 			views.OptionVM{Value: "older7d", Label: "More than a week ago"}),
 		Sorts:  []views.OptionVM{{Value: store.CallsNewest, Label: "Newest first"}, {Value: store.CallsOldest, Label: "Oldest first"}},
@@ -106,8 +107,14 @@ func adminCallRow(call store.AdminCall) views.AdminCallRowVM {
 	if call.RoundStatus != nil {
 		row.RoundStatus = *call.RoundStatus
 	}
+	if call.AgentName != nil {
+		row.Agent = *call.AgentName
+	}
 	if call.Status == store.CallInputRequired && row.RoundStatus == store.RoundPending {
 		row.WaitingFor = call.Owner
+		if call.RoundAsks != nil && *call.RoundAsks == store.AsksAgent {
+			row.WaitingFor = "the agent, " + row.Agent
+		}
 	}
 	return row
 }

@@ -65,6 +65,7 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 		return nil, err
 	}
 	vm.Replay = s.ReplayAnswers
+	vm.AgentQuestions = s.AgentQuestions
 	life, err := h.store.ServerStateLife(ctx, s.ID, stateLifeSpan)
 	if err != nil {
 		return nil, err
@@ -114,6 +115,24 @@ func maxTasksField(c echo.Context, vm *views.AdminServerVM) (int, bool) {
 	return n, true
 }
 
+// agentQuestionsField reads the server form's who answers agents'
+// questions, when it has the field, and checks it: what is wrong with it
+// goes in vm.
+func (h *Handler) agentQuestionsField(c echo.Context, vm *views.AdminServerVM) (bool, error) {
+	if !c.Request().PostForm.Has("agent_questions") {
+		return false, nil
+	}
+	vm.AgentQuestions = strings.TrimSpace(c.FormValue("agent_questions"))
+	err := h.store.CheckAgentQuestions(c.Request().Context(), vm.AgentQuestions)
+	if errors.Is(err, store.ErrInvalid) {
+		if vm.Error == "" {
+			vm.Error = err.Error()
+		}
+		return true, nil
+	}
+	return true, err
+}
+
 // stateLifeSpan is how far back the server page looks for the answers a
 // server refused because it had forgotten its questions.
 const stateLifeSpan = 30 * 24 * time.Hour
@@ -161,6 +180,10 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 		}
 	}
 	maxTasks, maxTasksForm := maxTasksField(c, vm)
+	agentQuestions, err := h.agentQuestionsField(c, vm)
+	if err != nil {
+		return err
+	}
 	replayWas, replayForm := vm.Replay, c.FormValue("replay_form") != ""
 	if replayForm {
 		vm.Replay = c.FormValue("replay") != ""
@@ -176,6 +199,11 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 	}
 	if err := h.store.UpdateServer(ctx, vm.Name, rawURL, ttl); err != nil {
 		return err
+	}
+	if agentQuestions {
+		if err := h.store.SetServerAgentQuestions(ctx, vm.Name, vm.AgentQuestions); err != nil {
+			return err
+		}
 	}
 	if maxTasksForm {
 		if err := h.store.SetServerMaxTasks(ctx, vm.Name, maxTasks); err != nil {
@@ -197,20 +225,30 @@ func (h *Handler) adminServerUpdate(c echo.Context) error {
 		}
 	}
 	h.audit(c, "server.updated", vm.Name, map[string]any{"url": rawURL, "round_ttl": shortDuration(ttl), "protocol": vm.ProtocolPin,
-		"max_tasks": vm.MaxTasks})
-	switch {
-	case remove:
-		if err := h.store.SetServerHeader(ctx, vm.Name, "", ""); err != nil {
-			return err
-		}
-		h.audit(c, "server.credentials_removed", vm.Name, nil)
-	case headerValue != "":
-		if err := h.store.SetServerHeader(ctx, vm.Name, headerName, headerValue); err != nil {
-			return err
-		}
-		h.audit(c, "server.credentials_set", vm.Name, map[string]any{"header": canonicalHeader(headerName)})
+		"max_tasks": vm.MaxTasks, "agent_questions": vm.AgentQuestions})
+	if err := h.saveServerHeader(c, vm.Name, remove, headerName, headerValue); err != nil {
+		return err
 	}
 	return c.Redirect(http.StatusSeeOther, vm.Base+"?done=saved")
+}
+
+// saveServerHeader removes a server's credentials, or sets them when a
+// value was typed, with its audit entry.
+func (h *Handler) saveServerHeader(c echo.Context, server string, remove bool, name, value string) error {
+	ctx := c.Request().Context()
+	switch {
+	case remove:
+		if err := h.store.SetServerHeader(ctx, server, "", ""); err != nil {
+			return err
+		}
+		h.audit(c, "server.credentials_removed", server, nil)
+	case value != "":
+		if err := h.store.SetServerHeader(ctx, server, name, value); err != nil {
+			return err
+		}
+		h.audit(c, "server.credentials_set", server, map[string]any{"header": canonicalHeader(name)})
+	}
+	return nil
 }
 
 // adminServerCheck asks the server who it is and shows the answer.

@@ -236,6 +236,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		}
 		vm.History = append(vm.History, h)
 	}
+	agentReach(ctx, vm, call, rounds)
 	// Started again, a call whose server forgot its questions, or whose
 	// held session ended, asks afresh: what was answered is filled in.
 	if last := len(rounds) - 1; call.Status == store.CallFailed && call.Retryable && last >= 0 &&

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/agents"
+	"github.com/mcp-rounds/rounds/store"
 )
 
 // mcp serves the agents' front door, /mcp/{server}: every registered
@@ -13,7 +14,9 @@ import (
 // no session cookie, no CSRF, only Authorization: Bearer, which the door
 // checks itself.
 func (h *Handler) mcp(c echo.Context) error {
-	h.agents.ServeHTTP(c.Response(), agents.WithClientIP(c.Request(), c.RealIP()))
+	r := agents.WithClientIP(c.Request(), c.RealIP())
+	r = agents.WithUserCheck(r, func(u *store.User) (*store.User, error) { return h.checkSignOn(c, u) })
+	h.agents.ServeHTTP(c.Response(), r)
 	return nil
 }
 

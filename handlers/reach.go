@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -71,6 +72,38 @@ func (h *Handler) reachVM(ctx context.Context, call *store.Call) (views.ReachVM,
 	}
 	vm.Deliveries = deliveryVMs(deliveries)
 	return vm, nil
+}
+
+// agentReach says on the call's page, for a call an agent started, which
+// agent, how it signed in, and whom its waiting round, if any, asks. A
+// round only the owner may answer (a URL-mode question) offers no form to
+// anyone else but admins.
+func agentReach(ctx context.Context, page *views.CallVM, call *store.Call, rounds []store.Round) {
+	a, vm := call.Agent, &page.Reach
+	if a == nil {
+		return
+	}
+	defer func() {
+		if vm.OwnerAsked && !mayAccess(ctx, call.Owner) {
+			page.Current = nil
+		}
+	}()
+	vm.Agent = a.Label()
+	switch {
+	case call.AgentTokenName != nil:
+		vm.AgentVia = "API token " + *call.AgentTokenName
+	case a.OAuthClient != "":
+		vm.AgentVia = "OAuth client " + cmp.Or(a.OAuthClientName, a.OAuthClient)
+	}
+	for i := range rounds {
+		r := &rounds[i]
+		if r.Seq != call.CurrentSeq || call.Status != store.CallInputRequired || r.Status != store.RoundPending {
+			continue
+		}
+		vm.Waiting = true
+		vm.AgentAsked = r.Asks != nil && *r.Asks == store.AsksAgent
+		vm.OwnerAsked = r.Asks != nil && *r.Asks == store.AsksOwner
+	}
 }
 
 func deliveryVMs(ds []store.Delivery) []views.DeliveryVM {

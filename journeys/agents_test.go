@@ -77,6 +77,13 @@ func rawRPCIn(ctx context.Context, t *testing.T, url, token, method, params stri
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", method)
+	var named struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if json.Unmarshal([]byte(params), &named) == nil && named.Name+named.URI != "" {
+		req.Header.Set("Mcp-Name", named.Name+named.URI)
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -130,26 +137,33 @@ func TestAgentSeesTheServer(t *testing.T) {
 		t.Errorf("an unknown server: %d %s, want 404", status, body)
 	}
 
-	// The tools, byte for byte as the demo sends them.
-	_, _, direct := rawRPC(t, demoURL, "", "tools/list", "")
-	_, _, through := rawRPC(t, b.URL+"/mcp/demo", token, "tools/list", "")
-	var d, r struct {
-		Result struct {
-			Tools []json.RawMessage `json:"tools"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(sseData(direct), &d); err != nil || len(d.Result.Tools) == 0 {
-		t.Fatalf("the demo's own tools/list: %v %s", err, direct)
-	}
-	if err := json.Unmarshal(sseData(through), &r); err != nil {
-		t.Fatalf("tools/list through Rounds: %v %s", err, through)
-	}
-	if len(r.Result.Tools) != len(d.Result.Tools) {
-		t.Fatalf("%d tools through Rounds, %d from the demo", len(r.Result.Tools), len(d.Result.Tools))
-	}
-	for i := range d.Result.Tools {
-		if !bytes.Equal(d.Result.Tools[i], r.Result.Tools[i]) {
-			t.Errorf("tool %d through Rounds:\n%s\nfrom the demo:\n%s", i, r.Result.Tools[i], d.Result.Tools[i])
+	// Each list, byte for byte as the demo sends it.
+	var tools []json.RawMessage
+	for _, l := range [][2]string{{"tools/list", "tools"}, {"prompts/list", "prompts"}, {"resources/list", "resources"},
+		{"resources/templates/list", "resourceTemplates"}} {
+		_, _, direct := rawRPC(t, demoURL, "", l[0], "")
+		_, _, through := rawRPC(t, b.URL+"/mcp/demo", token, l[0], "")
+		items := func(body []byte) []json.RawMessage {
+			var m struct {
+				Result map[string]json.RawMessage `json:"result"`
+			}
+			var out []json.RawMessage
+			if err := json.Unmarshal(sseData(body), &m); err != nil || json.Unmarshal(m.Result[l[1]], &out) != nil {
+				t.Fatalf("%s: %v %s", l[0], err, body)
+			}
+			return out
+		}
+		d, r := items(direct), items(through)
+		if len(d) == 0 || len(r) != len(d) {
+			t.Fatalf("%s: %d through Rounds, %d from the demo", l[0], len(r), len(d))
+		}
+		for i, want := range d {
+			if got := r[i]; !bytes.Equal(got, want) {
+				t.Errorf("%s, item %d through Rounds:\n%s\nfrom the demo:\n%s", l[0], i, got, want)
+			}
+		}
+		if l[1] == "tools" {
+			tools = d
 		}
 	}
 
@@ -157,9 +171,9 @@ func TestAgentSeesTheServer(t *testing.T) {
 	if got := cs.InitializeResult(); got.Capabilities == nil || got.Capabilities.Tools == nil {
 		t.Errorf("server/discover: %+v, want the tools capability", got)
 	}
-	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil || len(tools.Tools) != len(d.Result.Tools) {
-		t.Fatalf("the agent's tools/list: %v, %d tools", err, len(tools.Tools))
+	listed, err := cs.ListTools(t.Context(), nil)
+	if err != nil || len(listed.Tools) != len(tools) {
+		t.Fatalf("the agent's tools/list: %v, %d tools", err, len(listed.Tools))
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "current_time", Arguments: map[string]any{}})
 	if err != nil {
@@ -168,34 +182,15 @@ func TestAgentSeesTheServer(t *testing.T) {
 	if res.IsError || len(res.Content) == 0 || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "The time is ") {
 		t.Errorf("current_time through Rounds: %+v", res)
 	}
+	read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "demo://greetings/Ada"})
+	if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != "Hello, Ada!" {
+		t.Errorf("reading a resource through Rounds: %+v %v", read, err)
+	}
 	// The call is the token owner's, and names the agent.
 	c := newClient(t, db)
 	_, list := c.do("GET", b.URL+"/api/v1/calls", "", "")
 	if !bytes.Contains(list, []byte(`"current_time"`)) {
 		t.Errorf("the owner's calls do not show the agent's: %s", list)
-	}
-}
-
-// agentAsked makes every round of an agent's call ask the agent, as the
-// server's agentQuestions setting "agent" does for an agent that declared
-// it can answer (a trigger stands in for the engine's choice).
-func agentAsked(t *testing.T, db string) {
-	t.Helper()
-	conn, err := pgx.Connect(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), `
-		create function test_agent_asked() returns trigger language plpgsql as $$
-		begin
-			if exists (select 1 from calls where id = new.call_id and agent is not null) then
-				new.asks := 'agent';
-			end if;
-			return new;
-		end $$;
-		create trigger test_agent_asked before insert on rounds for each row execute function test_agent_asked();`); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -207,7 +202,6 @@ func agentAsked(t *testing.T, db string) {
 func TestAgentAnswersItsQuestion(t *testing.T) {
 	t.Parallel()
 	db := newDatabase(t)
-	agentAsked(t, db)
 	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)
@@ -277,6 +271,19 @@ func TestAgentAnswersItsQuestion(t *testing.T) {
 	if by != "admin" || audit != "test-agent 0.9" {
 		t.Errorf("answered by %q, audit naming %q; want the owner, and the agent in the audit", by, audit)
 	}
+
+	// A prompt's question, the same way.
+	pp := &mcp.GetPromptParams{Name: "trip_plan", Arguments: map[string]string{"destination": "Faro"}}
+	got, err := onB.GetPrompt(t.Context(), pp)
+	if err != nil || !got.NeedsInput() || got.InputRequests["trip"] == nil {
+		t.Fatalf("trip_plan through Rounds: %+v %v", got, err)
+	}
+	pp.InputResponses = mcp.InputResponseMap{"trip": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"days": 2}}}
+	pp.RequestState = got.RequestState
+	got, err = onA.GetPrompt(t.Context(), pp)
+	if err != nil || got.NeedsInput() || len(got.Messages) != 2 || got.Messages[1].Content.(*mcp.TextContent).Text != "Plan a 2-day trip to Faro." {
+		t.Errorf("the prompt answered by the agent: %+v %v", got, err)
+	}
 }
 
 // resultOf is a tool result's text.
@@ -345,6 +352,12 @@ func TestAgentWaitsForAPerson(t *testing.T) {
 		res, err := cs.CallTool(t.Context(), params)
 		done <- outcome{res, err}
 	}()
+	// An agent that asked for no progress hears SSE comments meanwhile.
+	plain := make(chan []byte, 1)
+	go func() {
+		_, hdr, body := rawRPC(t, b.URL+"/mcp/demo", token, "tools/call", `{"name":"schedule","arguments":{}}`)
+		plain <- append([]byte(hdr.Get("Content-Type")+"\n"), body...)
+	}()
 	// While the server works it says so; then, once the question is
 	// asked, who is to answer, and again at the keepalive interval.
 	var asked []time.Time
@@ -377,6 +390,15 @@ func TestAgentWaitsForAPerson(t *testing.T) {
 	o := <-done
 	if o.err != nil || o.res.IsError || resultOf(o.res) != "Deleted /srv/old.log" {
 		t.Fatalf("the agent's result: %+v %v", o.res, o.err)
+	}
+	call = callOf(t, c, a.URL, "schedule")
+	if status, body := c.answer(a.URL, call.ID, 1, `{"when":{"action":"accept","content":{"date":"2031-05-04","reminder":"2031-05-03T09:00:00Z"}}}`); status != http.StatusAccepted {
+		t.Fatalf("answering on A: %d %s", status, body)
+	}
+	body := <-plain
+	if !bytes.HasPrefix(body, []byte("text/event-stream\n")) || !bytes.Contains(body, []byte("\n: waiting\n\n")) ||
+		!bytes.Contains(sseData(body), []byte("Scheduled for 2031-05-04")) {
+		t.Errorf("the stream of an agent that asked for no progress:\n%s", body)
 	}
 }
 
@@ -492,5 +514,29 @@ func TestAgentStopsItsCall(t *testing.T) {
 	}
 	if status, body := c.answer(b.URL, call.ID, 1, `{"user":{"action":"accept","content":{"name":"Ada"}}}`); status != http.StatusAccepted {
 		t.Fatalf("the call did not go on after its agent's instance stopped: %d %s", status, body)
+	}
+}
+
+// TestAgentGetsTheServersError: a JSON-RPC error of the server behind
+// comes to the agent with its code and message.
+func TestAgentGetsTheServersError(t *testing.T) {
+	t.Parallel()
+	db := newDatabase(t)
+	demoURL := demoServer(t, nil)
+	a := startInstance(t, db, map[string]string{"MCP_SERVERS": "demo=" + demoURL}, nil)
+	token := newToken(t, db, "admin")
+	var direct, through struct {
+		Error *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	status, _, body := rawRPC(t, demoURL, "", "tools/call", `{"name":"no_such_tool","arguments":{}}`)
+	if err := json.Unmarshal(sseData(body), &direct); err != nil || direct.Error == nil {
+		t.Fatalf("the demo's own answer: %s", body)
+	}
+	statusThrough, _, body := rawRPC(t, a.URL+"/mcp/demo", token, "tools/call", `{"name":"no_such_tool","arguments":{}}`)
+	if err := json.Unmarshal(sseData(body), &through); err != nil || through.Error == nil || *through.Error != *direct.Error || statusThrough != status {
+		t.Errorf("through Rounds: %d %s; want the demo's %d, error %+v", statusThrough, body, status, direct.Error)
 	}
 }

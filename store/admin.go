@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"time"
 
@@ -176,6 +177,8 @@ type CallFilter struct {
 	Status string
 	Server string
 	Owner  string
+	// Agent keeps the calls started by agents of this clientInfo name.
+	Agent string
 	// StartedAfter and StartedBefore bound when calls started; zero is open.
 	StartedAfter  time.Time
 	StartedBefore time.Time
@@ -205,12 +208,18 @@ type AdminCall struct {
 	UpdatedAt   time.Time  `db:"updated_at"`
 	RoundStatus *string    `db:"round_status"`
 	ExpiresAt   *time.Time `db:"expires_at"`
+	// AgentName is the clientInfo name of the agent that started the
+	// call, if one did; RoundAsks is whom its current round asks besides
+	// the assignee (Round.Asks).
+	AgentName *string `db:"agent_name"`
+	RoundAsks *string `db:"round_asks"`
 }
 
 // adminCallsFrom reads AdminCall rows, for a where clause to follow.
 const adminCallsFrom = `
 		select c.id::text as id, s.name as server_name, c.owner, c.method, c.target, c.status, c.current_seq,
-		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at
+		       c.error, c.retryable, c.created_at, c.updated_at, r.status as round_status, r.expires_at,
+		       c.agent->>'name' as agent_name, r.asks as round_asks
 		from calls c
 		join servers s on s.id = c.server_id
 		left join rounds r on r.call_id = c.id and r.seq = c.current_seq`
@@ -221,13 +230,20 @@ func (s *Store) AdminCalls(ctx context.Context, f CallFilter) ([]AdminCall, erro
 		f.Page.Limit = 50
 	}
 	args := []any{f.Status, f.Server, f.Owner, nullTime(f.StartedAfter), nullTime(f.StartedBefore)}
+	agent := ""
+	if f.Agent != "" {
+		// Written out only when asked for, so that calls_agent_name_idx
+		// answers it.
+		args = append(args, f.Agent)
+		agent = fmt.Sprintf(" and c.agent is not null and c.agent->>'name' = $%d", len(args))
+	}
 	where, order, reversed := keysetSQL("created_at", f.Sort == CallsOldest, f.Page, &args)
 	calls, err := readRows[AdminCall](ctx, s, adminCallsFrom+`
 		where ($1 = '' or c.status = $1)
 		  and ($2 = '' or s.name = $2)
 		  and ($3 = '' or c.owner = $3)
 		  and ($4::timestamptz is null or c.created_at >= $4)
-		  and ($5::timestamptz is null or c.created_at < $5)
+		  and ($5::timestamptz is null or c.created_at < $5)`+agent+`
 		  and `+where+` `+order, args...)
 	if reversed {
 		reverse(calls)

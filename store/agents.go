@@ -1,5 +1,10 @@
 package store
 
+import (
+	"context"
+	"strings"
+)
+
 // Agents are the MCP clients that reach servers through Rounds' front door,
 // /mcp/{server} (package agents). A call one of them starts carries its
 // Agent; who answers the call's questions follows the server's
@@ -69,4 +74,68 @@ func (a *Agent) Label() string {
 		return name + " " + a.Version
 	}
 	return name
+}
+
+// ReservedNameMessage says why an account may not be named "agent" or
+// "owner" (migration 00077 refuses them).
+const ReservedNameMessage = `The names "agent" and "owner" are reserved: they say who answers an agent's questions. Choose another name.`
+
+// ReservedName reports whether no account may take name: "agent" and
+// "owner", in any case.
+func ReservedName(name string) bool {
+	n := strings.ToLower(name)
+	return n == AgentQuestionsAgent || n == AgentQuestionsOwner
+}
+
+// CheckAgentQuestions checks a server's AgentQuestions setting: "agent",
+// "owner", or an enabled person's name or "team:NAME", as other assignee
+// settings are checked (CheckAssignee).
+func (s *Store) CheckAgentQuestions(ctx context.Context, setting string) error {
+	switch {
+	case setting == AgentQuestionsAgent || setting == AgentQuestionsOwner:
+		return nil
+	case strings.TrimSpace(setting) == "" || len(setting) > 200:
+		return &Error{Kind: ErrInvalid, Message: `Who answers agents' questions is "agent", "owner", a person's name or team:NAME.`}
+	}
+	return s.CheckAssignee(ctx, setting)
+}
+
+// SetServerAgentQuestions sets who answers the questions of calls agents
+// start on the server (see CheckAgentQuestions).
+func (s *Store) SetServerAgentQuestions(ctx context.Context, name, setting string) error {
+	if err := s.CheckAgentQuestions(ctx, setting); err != nil {
+		return err
+	}
+	s.forgetServers() // see ServerToCall
+	return s.execOne(ctx, "server "+name,
+		`update servers set agent_questions = $2, updated_at = now() where name = $1`, name, setting)
+}
+
+// RoundAsks decides whom a round of a call asks besides its assignee, from
+// the kinds of its questions (mcpclient.KindForm, KindURL, KindSampling,
+// KindRoots): AsksAgent when the server lets the agent answer
+// (agentQuestions "agent") and the agent declared every kind the round
+// asks, or when the round asks only URL-mode questions and the agent
+// declared URL mode; AsksOwner when the round asks a URL-mode question and
+// the call's assignee is not its owner (only the person who started the
+// call may complete one); nil otherwise: the assignee, as for any call.
+func RoundAsks(agentQuestions string, agent *Agent, owner, assignee string, kinds []string) *string {
+	if agent == nil || len(kinds) == 0 {
+		return nil
+	}
+	declared := map[string]bool{"form": agent.Can.Form, "url": agent.Can.URL,
+		"sampling": agent.Can.Sampling, "roots": agent.Can.Roots}
+	all, url, onlyURL := true, false, true
+	for _, k := range kinds {
+		all = all && declared[k]
+		url = url || k == "url"
+		onlyURL = onlyURL && k == "url"
+	}
+	switch {
+	case all && (agentQuestions == AgentQuestionsAgent || onlyURL):
+		return new(AsksAgent)
+	case url && assignee != owner:
+		return new(AsksOwner)
+	}
+	return nil
 }

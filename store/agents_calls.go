@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -21,4 +22,12 @@ func (s *Store) AgentCall(ctx context.Context, owner, requestID string, tokenID 
 		return "", notFound("call")
 	}
 	return id, err
+}
+
+// CallServerError returns the JSON-RPC error ({"code", "message"}) the
+// server answered a failed call with, or nil.
+func (s *Store) CallServerError(ctx context.Context, id string) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := s.pool.QueryRow(ctx, `select server_error from calls where id = $1`, id).Scan(&out)
+	return out, translate(err, "call")
 }

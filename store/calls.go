@@ -109,6 +109,12 @@ type Call struct {
 	// Agent is the MCP client that started the call through Rounds' front
 	// door (/mcp/{server}); nil for a call started in a page or the API.
 	Agent *Agent `db:"agent"`
+	// ServerAgentQuestions is the server's AgentQuestions, read with the
+	// call: whom an agent's call's rounds ask (see RoundAsks).
+	ServerAgentQuestions string `db:"server_agent_questions"`
+	// AgentTokenName names the API token the agent came with, while the
+	// token is kept (never its secret).
+	AgentTokenName *string `db:"agent_token_name"`
 }
 
 // MaxTasks is how many tasks the call's server runs at once.
@@ -181,7 +187,9 @@ const callColumns = `c.id::text as id, c.server_id, s.name as server_name, s.url
 	s.oauth_mode as server_oauth_mode, c.assignee, c.webhook_url, c.created_at, c.updated_at, c.finished_at, c.retry_at, c.retry_since, c.retry_reason,
 	c.restarts, s.replay_answers as server_replay, c.progress,
 	c.task_id, c.task_status, c.task_poll_ms, c.task_expires_at, c.task_keys, c.task_stopped_at,
-	c.task_started_at, c.task_slot, s.max_tasks as server_max_tasks, s.runs_tasks as server_runs_tasks, c.agent`
+	c.task_started_at, c.task_slot, s.max_tasks as server_max_tasks, s.runs_tasks as server_runs_tasks, c.agent,
+	s.agent_questions as server_agent_questions,
+	case when c.agent ? 'token_id' then (select t.name from api_tokens t where t.id = (c.agent->>'token_id')::bigint) end as agent_token_name`
 
 // callColumnsShown is callColumns as a person is shown the call: a queued
 // call whose request is out says running (see queue.RequestOut). It is worked

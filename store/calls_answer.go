@@ -196,7 +196,7 @@ func (s *Store) AnswerChecked(ctx context.Context, a Answer) (*Call, *Direct, er
 			return err
 		}
 		d, err := a.Decide(Answering{Call: call, Round: round,
-			Assigned: call.Assignee != nil && assigned(*call.Assignee, a.Person, member)})
+			Assigned: roundAssigned(call, round, a.Person, member)})
 		instance = auditInstance(d.Audit)
 		if err != nil {
 			return err
@@ -331,4 +331,14 @@ func auditInstance(audit []AuditEntry) string {
 		return audit[0].Instance
 	}
 	return ""
+}
+
+// roundAssigned says whether person is assigned round r of call: a round
+// that asks the owner (a URL-mode question) is theirs alone; any other,
+// the call's assignee's.
+func roundAssigned(call *Call, r *Round, person string, member bool) bool {
+	if r != nil && r.Asks != nil && *r.Asks == AsksOwner {
+		return person == call.Owner
+	}
+	return call.Assignee != nil && assigned(*call.Assignee, person, member)
 }

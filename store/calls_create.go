@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,7 +37,9 @@ type NewCall struct {
 	// Deadlines, when set, override the server's for this call's rounds.
 	Deadlines *Deadlines
 	// Agent, when set, is the MCP client that started the call through
-	// Rounds' front door.
+	// Rounds' front door. With no Assignee, the server's AgentQuestions
+	// then says who answers: the owner ("agent" and "owner"), or the
+	// person or team it names.
 	Agent *Agent
 }
 
@@ -85,7 +88,7 @@ func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after tim
 	if len(nc.Arguments) == 0 {
 		nc.Arguments = json.RawMessage(`{}`)
 	}
-	if nc.Assignee == "" {
+	if nc.Assignee == "" && nc.Agent == nil {
 		nc.Assignee = nc.Owner
 	}
 	var call *Call
@@ -96,7 +99,8 @@ func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after tim
 				insert into calls (id, server_id, owner, method, target, arguments, protocol, assignee, webhook_url, title, agent)
 				values (coalesce(nullif($10, '')::uuid, gen_random_uuid()), $1, $2, $3, $4, $5, coalesce(nullif($6, ''),
 					(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')),
-					$7, nullif($8, ''), $9, $11)
+					coalesce(nullif($7, ''), (select case when agent_questions in ('agent', 'owner') then $2
+						else agent_questions end from servers where id = $1), $2), nullif($8, ''), $9, $11)
 				returning *
 			)
 			select `+callColumnsSending+`, `+callTTLColumn+`
@@ -119,6 +123,7 @@ func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after tim
 		if nc.Audit != nil {
 			entry := *nc.Audit
 			entry.Target = call.ID
+			entry.Detail = withAgent(entry.Detail, nc.Agent)
 			if err := auditTx(ctx, tx, entry); err != nil {
 				return err
 			}
@@ -129,4 +134,23 @@ func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after tim
 		return nil, nil, err
 	}
 	return call, d.sent(), nil
+}
+
+// withAgent is a call's audit detail naming the agent that started it, if
+// one did: its name and version, and its API token's id or OAuth client.
+// The caller's map is left as it was.
+func withAgent(detail map[string]any, a *Agent) map[string]any {
+	if a == nil {
+		return detail
+	}
+	out := make(map[string]any, len(detail)+3)
+	maps.Copy(out, detail)
+	out["agent"] = a.Label()
+	if a.TokenID != nil {
+		out["agent_token_id"] = *a.TokenID
+	}
+	if a.OAuthClient != "" {
+		out["agent_oauth_client"] = a.OAuthClient
+	}
+	return out
 }

@@ -168,7 +168,8 @@ type InboxItem struct {
 
 // inboxSQL lists the pending, unexpired rounds waiting on person $1,
 // oldest deadline first, up to $2: those assigned to them or to a team of
-// theirs (a call with no assignee waits on its owner).
+// theirs (a call with no assignee waits on its owner). A round an agent
+// is asked is in nobody's inbox; one that asks the owner, only in theirs.
 const inboxSQL = `
 		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.title, c.owner, c.assignee,
 		       r.input_requests, r.created_at, r.expires_at
@@ -176,11 +177,12 @@ const inboxSQL = `
 		join rounds r on r.call_id = c.id and r.seq = c.current_seq
 		join servers s on s.id = c.server_id
 		where c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
-		  and ((c.assignee is null and c.owner = $1)
+		  and ((r.asks = 'owner' and c.owner = $1)
+		       or (r.asks is null and ((c.assignee is null and c.owner = $1)
 		       or c.assignee = any(array(select $1::text union all
 		                                 select 'team:' || t.name from teams t
 		                                 join team_members m on m.team_id = t.id join users u on u.id = m.user_id
-		                                 where u.name = $1)))
+		                                 where u.name = $1)))))
 		order by r.expires_at limit $2`
 
 // SettledItem is a round that left a person's inbox lately, with how it
@@ -264,4 +266,5 @@ func (s *Store) WaitingCount(ctx context.Context, owner string) (int, error) {
 const waitingCount = `
 	select count(*) from calls c
 	join rounds r on r.call_id = c.id and r.seq = c.current_seq
-	where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()`
+	where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
+	  and r.asks is distinct from 'agent'`

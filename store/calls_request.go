@@ -212,7 +212,17 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, seq int, result
 // can be queued again with RetryCall, carrying the stored answers.
 func (s *Store) FailCall(ctx context.Context, callID string, seq int, message string, retryable bool, with ...Outcome) error {
 	// The message may quote a server: keep it storable text.
-	return s.finish(ctx, callID, seq, firstOutcome(with), `status = 'failed', error = $3, retryable = $4`, clean(message, 16<<10), retryable)
+	return s.finish(ctx, callID, seq, firstOutcome(with), `status = 'failed', error = $3, retryable = $4, server_error = null`,
+		clean(message, 16<<10), retryable)
+}
+
+// FailCallAnswered is FailCall for a server that answered with a JSON-RPC
+// error, kept as serverError ({"code", "message"}) for the agent that
+// started the call (see CallServerError).
+func (s *Store) FailCallAnswered(ctx context.Context, callID string, seq int, message string, retryable bool,
+	serverError json.RawMessage, with ...Outcome) error {
+	return s.finish(ctx, callID, seq, firstOutcome(with), `status = 'failed', error = $3, retryable = $4, server_error = $5`,
+		clean(message, 16<<10), retryable, serverError)
 }
 
 func (s *Store) finish(ctx context.Context, callID string, seq int, o *Outcome, set string, args ...any) error {
@@ -264,6 +274,10 @@ type NewRound struct {
 	Keys []string
 	// Process names the local server's process that asked, if any.
 	Process string
+	// Asks, for an agent's call, is whom the round asks besides its
+	// assignee (see RoundAsks): AsksAgent keeps it out of every inbox,
+	// mail and escalation; AsksOwner gives it to the owner alone.
+	Asks *string
 }
 
 // AnsweredAutomatically is who answered a round the engine answered itself.
@@ -314,21 +328,22 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 		b.Queue(`
 			insert into rounds (call_id, seq, input_requests, request_state, expires_at,
 			                    status, responses, answered_by, answered_at, outcome, ended_at, asking, position, task, process,
-			                    on_expiry, escalate_at, escalate_to)
+			                    on_expiry, escalate_at, escalate_to, asks)
 			select $1, $2 + 1, $3, $4, $5, $6, $7, $8,
 			       case when $6 = 'answered' then now() end,
 			       case when $6 = 'answered' then round_outcome($7) end,
 			       case when $6 = 'answered' then now() end, $9, $10, $11, nullif($12, ''),
 			       case when $6 = 'pending' then coalesce(d.on_expiry, s.on_expiry) else 'expire' end,
-			       case when $6 = 'pending' and coalesce(d.escalate_to, s.escalate_to) is not null
+			       case when $6 = 'pending' and $13::text is null and coalesce(d.escalate_to, s.escalate_to) is not null
 			            and now() + coalesce(d.escalate_after, s.escalate_after) < $5
 			            then now() + coalesce(d.escalate_after, s.escalate_after) end,
-			       case when $6 = 'pending' and now() + coalesce(d.escalate_after, s.escalate_after) < $5
-			            then coalesce(d.escalate_to, s.escalate_to) end
+			       case when $6 = 'pending' and $13::text is null and now() + coalesce(d.escalate_after, s.escalate_after) < $5
+			            then coalesce(d.escalate_to, s.escalate_to) end, $13
 			from calls c join servers s on s.id = c.server_id left join call_deadlines d on d.call_id = c.id
 			where c.id = $1
 			returning escalate_at, on_expiry`,
-			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position, r.Task, r.Process).
+			callID, seq, r.InputRequests, r.RequestState, r.ExpiresAt, roundStatus, r.Responses, by, r.Asking, position, r.Task, r.Process,
+			asks(r)).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&plan.EscalateAt, &plan.OnExpiry) })
 		o.queue(b)
 		queueNotes(tx, b)
@@ -352,6 +367,15 @@ func (s *Store) AddRound(ctx context.Context, callID string, seq int, r NewRound
 		}
 		return s.enqueueTx(ctx, tx, nil, callID, seq+1)
 	})
+}
+
+// asks is whom a round to store asks besides its assignee: nobody when it
+// is answered at once.
+func asks(r NewRound) *string {
+	if r.Responses != nil {
+		return nil
+	}
+	return r.Asks
 }
 
 // RetryCall queues a failed, retryable call's last request again, with the

@@ -29,6 +29,9 @@ type HeldRound struct {
 	// so each of its questions is filled in with the answer given at the
 	// same place of the asking before.
 	Afresh bool
+	// Asks, for an agent's call, is whom it asks besides the call's
+	// assignee (see RoundAsks).
+	Asks *string
 }
 
 // AddHeldRound stores a question asked on a held session as the call's next
@@ -55,12 +58,12 @@ func (s *Store) AddHeldRound(ctx context.Context, callID string, prevSeq int, r 
 		// Placed after the round before it: the next in its asking, or the
 		// first of a new one.
 		_, err = tx.Exec(ctx, `
-			insert into rounds (call_id, seq, input_requests, expires_at, held_by, elicitation_id, asking, position)
+			insert into rounds (call_id, seq, input_requests, expires_at, held_by, elicitation_id, asking, position, asks)
 			select $1, $2, $3, $4, $5, $6,
 			       coalesce(p.asking, 0) + case when $7 then 1 else 0 end,
-			       case when $7 then 1 when coalesce(p.asking, 0) = 0 then null else coalesce(p.position, p.seq) + 1 end
+			       case when $7 then 1 when coalesce(p.asking, 0) = 0 then null else coalesce(p.position, p.seq) + 1 end, $8
 			from (select) one left join rounds p on p.call_id = $1 and p.seq = $2 - 1`,
-			callID, seq, r.InputRequests, r.ExpiresAt, r.HeldBy, elicitation, r.Afresh && prevSeq > 0)
+			callID, seq, r.InputRequests, r.ExpiresAt, r.HeldBy, elicitation, r.Afresh && prevSeq > 0, r.Asks)
 		if err != nil {
 			return translate(err, "round")
 		}

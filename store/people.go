@@ -192,9 +192,10 @@ func (s *Store) RoundMail(ctx context.Context, callID string, seq int, recipient
 		join users u on u.name = $3
 		where c.id = $1 and c.current_seq = $2 and c.status = 'input_required' and r.status = 'pending'
 		  and r.expires_at > now() and u.email <> '' and u.email_rounds and not u.disabled
-		  and (coalesce(c.assignee, c.owner) = u.name
+		  and ((r.asks = 'owner' and c.owner = u.name)
+		       or (r.asks is null and (coalesce(c.assignee, c.owner) = u.name
 		       or exists (select 1 from team_members m join teams t on t.id = m.team_id
-		                  where m.user_id = u.id and 'team:' || t.name = c.assignee))`, callID, seq, recipient)
+		                  where m.user_id = u.id and 'team:' || t.name = c.assignee))))`, callID, seq, recipient)
 	m, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[RoundMail])
 	return m, translate(err, "round mail")
 }

@@ -133,6 +133,9 @@ func insertUserNamedTx(ctx context.Context, tx pgx.Tx, name, email string) (int6
 			suffix := "-" + strconv.Itoa(n)
 			candidate = strings.TrimRight(base[:min(len(base), 64-len(suffix))], ".-_@") + suffix
 		}
+		if ReservedName(candidate) {
+			continue // "agent-2", as for a name taken
+		}
 		var id int64
 		err := tx.QueryRow(ctx, `insert into users (name, email) values ($1, $2)
 			on conflict (name) do nothing returning id`, candidate, email).Scan(&id)

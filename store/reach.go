@@ -59,15 +59,17 @@ func (s *Store) callFinishedTx(ctx context.Context, tx *txn, callID string) erro
 }
 
 // mailRoundTx enqueues a mail to each person round seq waits for who has an
-// address and wants mail, and a reminder for when a quarter of its time is
+// address and wants mail (the owner alone for a round that asks the owner,
+// nobody for one that asks the agent), and a reminder for when a quarter of its time is
 // left.
 func (s *Store) mailRoundTx(ctx context.Context, tx *txn, callID string, seq int, created, expires time.Time) error {
 	rows, _ := tx.Query(ctx, `
-		select u.name from calls c join users u
-		  on u.name = coalesce(c.assignee, c.owner)
+		select u.name from calls c join rounds r on r.call_id = c.id and r.seq = c.current_seq join users u
+		  on (r.asks = 'owner' and u.name = c.owner)
+		  or (r.asks is null and (u.name = coalesce(c.assignee, c.owner)
 		  or (c.assignee like 'team:%' and u.id in (
 		      select m.user_id from team_members m join teams t on t.id = m.team_id
-		      where t.name = substr(c.assignee, 6)))
+		      where t.name = substr(c.assignee, 6)))))
 		where c.id = $1 and u.email <> '' and u.email_rounds and not u.disabled`, callID)
 	people, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil || len(people) == 0 {

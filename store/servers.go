@@ -46,9 +46,13 @@ type Server struct {
 	OAuthScope            string `db:"oauth_scope"`
 	// ReplayAnswers lets Rounds give a person's answers again when the
 	// server forgot its questions and was asked afresh.
-	ReplayAnswers bool      `db:"replay_answers"`
-	CreatedAt     time.Time `db:"created_at"`
-	UpdatedAt     time.Time `db:"updated_at"`
+	ReplayAnswers bool `db:"replay_answers"`
+	// AgentQuestions says who answers the questions of calls agents start
+	// (see RoundAsks): AgentQuestionsAgent, AgentQuestionsOwner, a
+	// person's name or "team:NAME".
+	AgentQuestions string    `db:"agent_questions"`
+	CreatedAt      time.Time `db:"created_at"`
+	UpdatedAt      time.Time `db:"updated_at"`
 }
 
 // Local returns the name a local (stdio) server runs under in the MCP
@@ -63,7 +67,7 @@ func (s *Server) Local() (name string, ok bool) {
 
 const serverColumns = `id, name, url, enabled, protocol_version, protocol, tools, tools_expires_at, header_name,
 	header_value_enc, sampling, roots, roots_list, created_at, updated_at, tools_raw,
-	oauth_mode, oauth_client_id, oauth_client_secret_enc, oauth_required, oauth_resource_metadata, oauth_scope, replay_answers`
+	oauth_mode, oauth_client_id, oauth_client_secret_enc, oauth_required, oauth_resource_metadata, oauth_scope, replay_answers, agent_questions`
 
 // Root is a file:// URI a server is told about, with an optional name.
 type Root struct {

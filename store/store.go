@@ -104,7 +104,12 @@ func translate(err error, what string) error {
 		switch pgErr.Code {
 		case "23505":
 			return &Error{Kind: ErrConflict, Message: what + " already exists"}
-		case "22P02", "23514":
+		case "23514":
+			if pgErr.ConstraintName == "users_name_reserved" {
+				return &Error{Kind: ErrInvalid, Message: ReservedNameMessage}
+			}
+			return &Error{Kind: ErrInvalid, Message: what + " is not valid"}
+		case "22P02":
 			return &Error{Kind: ErrInvalid, Message: what + " is not valid"}
 		}
 	}

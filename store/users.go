@@ -87,7 +87,7 @@ func (s *Store) CreateFirstAdmin(ctx context.Context, name, password string) (bo
 		created = err == nil && tag.RowsAffected() == 1
 		return err
 	})
-	return created, err
+	return created, translate(err, "user "+name)
 }
 
 // UserByName returns a user, disabled or not.

@@ -58,6 +58,9 @@ func (d *Door) call(q *Request) error {
 	agent := q.agent()
 	nc.ID, nc.Owner, nc.Agent = store.NewCallID(), q.Who.User.Name, agent
 	nc.Audit = q.audit("call.started", "", map[string]any{"server": q.Server.Name, round.TargetField(nc.Method): nc.Target})
+	if q.Method == mcpclient.MethodCallTool && declaresTasks(q.Meta.ClientCapabilities) {
+		return d.startTask(q, nc)
+	}
 	// Listening starts before the call exists, so no change slips by.
 	w := d.watch(nc.ID)
 	defer w.stop()
@@ -71,6 +74,11 @@ func (d *Door) call(q *Request) error {
 // agent is the store's record of the agent asking, from the request's
 // _meta and its token.
 func (q *Request) agent() *store.Agent {
+	if q.session != nil {
+		a := q.session.Agent
+		a.RequestID = string(q.ID)
+		return &a
+	}
 	a := &store.Agent{Protocol: q.Meta.ProtocolVersion, RequestID: string(q.ID),
 		OAuthClient: q.Who.OAuthClient, OAuthClientName: q.Who.OAuthClientName}
 	if ci := q.Meta.ClientInfo; ci != nil {
@@ -129,24 +137,7 @@ func (d *Door) resume(q *Request, state string, responses json.RawMessage) error
 	}
 	w := d.watch(s.Call)
 	defer w.stop()
-	var a *round.Answer
-	call, err := d.o.Engine.Answer(q.Ctx, store.Answer{CallID: s.Call, Seq: s.Seq, Person: q.Who.User.Name,
-		Decide: func(at store.Answering) (store.Decision, error) {
-			if at.Call.Owner != s.Owner || at.Round.Status != store.RoundPending || at.Round.Asks == nil || *at.Round.Asks != store.AsksAgent {
-				return store.Decision{}, errUsedState
-			}
-			var err error
-			if a, err = round.APIAnswer(at.Call, at.Round, responses); err != nil {
-				return store.Decision{}, err
-			}
-			if !a.Fits() {
-				return store.Decision{}, errUnfit
-			}
-			outcome, counts := round.Outcome(a.Responses)
-			entry := q.audit("round."+outcome, at.Call.ID, map[string]any{"seq": at.Round.Seq, "server": at.Call.ServerName,
-				"accept": counts.Accept, "decline": counts.Decline, "cancel": counts.Cancel})
-			return store.Decision{Responses: a.Responses, By: q.Who.User.Name, Refusal: a.Refusal, Audit: []store.AuditEntry{*entry}}, nil
-		}})
+	call, a, err := d.answerRound(q.Ctx, q, s.Call, s.Seq, responses, func(c *store.Call) bool { return c.Owner == s.Owner }, nil)
 	switch {
 	case errors.Is(err, errUsedState), errors.Is(err, round.ErrNotWaiting), isNotFound(err):
 		return &RPCError{Status: http.StatusOK, Code: -32602, Message: "The requestState is not valid here: its question was already answered, or ended."}

@@ -119,6 +119,9 @@ func New(o Options) *Door {
 		"tools/call":               d.call,
 		"prompts/get":              d.call,
 		"resources/read":           d.call,
+		"tasks/get":                d.tasksGet,
+		"tasks/update":             d.tasksUpdate,
+		"tasks/cancel":             d.tasksCancel,
 	}
 	d.notes = map[string]func(q *Request){
 		"notifications/cancelled": d.cancelled,
@@ -172,6 +175,9 @@ type Request struct {
 	Server *store.Server
 	// stream is set once the answer went over server-sent events.
 	stream *stream
+	// session is the 2025-11-25 session the request belongs to; nil for
+	// a 2026-07-28 request (session.go).
+	session *store.AgentSession
 }
 
 // wireRequest is a JSON-RPC message as an agent posts it.
@@ -180,6 +186,9 @@ type wireRequest struct {
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params"`
+	// Result or Error: a response of a session's agent (session.go).
+	Result json.RawMessage `json:"result"`
+	Error  *wireError      `json:"error"`
 }
 
 // ServeHTTP serves POST /mcp/{server}.
@@ -189,8 +198,8 @@ func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "There is no MCP server here.", nil)
 		return
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
+	if r.Method != http.MethodPost && r.Method != http.MethodDelete {
+		w.Header().Set("Allow", "POST, DELETE")
 		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "Send each JSON-RPC message as a POST.", nil)
 		return
 	}
@@ -210,8 +219,17 @@ func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, nil, code, msg, nil)
 		return
 	}
+	if r.Method == http.MethodDelete {
+		d.endSession(w, r, who, srv)
+		return
+	}
 	var msg wireRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&msg); err != nil || msg.JSONRPC != "2.0" || msg.Method == "" {
+	err = json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&msg)
+	if err == nil && msg.JSONRPC == "2.0" && (msg.Method == "initialize" || r.Header.Get(SessionHeader) != "") {
+		d.inSession(w, r, who, srv, msg)
+		return
+	}
+	if err != nil || msg.JSONRPC != "2.0" || msg.Method == "" {
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "The body must be one JSON-RPC request or notification.", nil)
 		return
 	}

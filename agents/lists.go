@@ -20,11 +20,37 @@ const discoverTimeout = 30 * time.Second
 // are always offered: a call's outcome is one (rounds://calls/{id}), and
 // the list of a server without any is empty.
 func (d *Door) discover(q *Request) error {
+	f, err := d.face(q)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{
+		"resultType":        "complete",
+		"supportedVersions": SupportedVersions,
+		"capabilities":      f.Capabilities,
+		"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": f.Info},
+	}
+	if f.Instructions != "" {
+		out["instructions"] = f.Instructions
+	}
+	return q.ResultOf(out)
+}
+
+// face is Rounds as the server behind it: what the server offers of
+// tools, prompts and resources, its name and version, its instructions.
+type face struct {
+	Capabilities map[string]any
+	Info         map[string]string
+	Instructions string
+}
+
+// face asks the server behind what it is, for discover and initialize.
+func (d *Door) face(q *Request) (*face, error) {
 	ctx, cancel := context.WithTimeout(q.Ctx, discoverTimeout)
 	defer cancel()
 	disc, err := d.o.Catalog.Discover(ctx, q.Who.User.Name, q.Server)
 	if err != nil {
-		return d.serverTrouble(q, err)
+		return nil, d.serverTrouble(q, err)
 	}
 	var theirs map[string]json.RawMessage
 	_ = json.Unmarshal(disc.Capabilities, &theirs)
@@ -34,20 +60,13 @@ func (d *Door) discover(q *Request) error {
 			caps[k] = map[string]any{}
 		}
 	}
+	// Rounds answers tasks itself, whatever the server behind does.
+	caps["extensions"] = map[string]any{ExtensionTasks: map[string]any{}}
 	name := q.Server.Name + " via Rounds"
 	if disc.ServerName != "" {
 		name = disc.ServerName + " via Rounds"
 	}
-	out := map[string]any{
-		"resultType":        "complete",
-		"supportedVersions": SupportedVersions,
-		"capabilities":      caps,
-		"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]string{"name": name, "version": disc.Version}},
-	}
-	if disc.Instructions != "" {
-		out["instructions"] = disc.Instructions
-	}
-	return q.ResultOf(out)
+	return &face{Capabilities: caps, Info: map[string]string{"name": name, "version": disc.Version}, Instructions: disc.Instructions}, nil
 }
 
 // toolsList passes tools/list through: each tool as the server sent it,

@@ -76,13 +76,20 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 				return err
 			}
 			if r.Status == store.RoundPending && r.Asks != nil && *r.Asks == store.AsksAgent {
-				return d.askAgent(q, call, r)
+				if q.session == nil {
+					return d.askAgent(q, call, r)
+				}
+				if err := d.askOnStream(q, call, r); err != nil {
+					return err
+				}
+				after = r.Seq
 			}
 		}
 		p.say(waitingFor(call, r))
 		select {
 		case <-q.Ctx.Done():
-			if d.shuttingDown() {
+			if d.shuttingDown() || q.session != nil {
+				// A 2025-11-25 agent cancels with notifications/cancelled.
 				return nil
 			}
 			return d.agentStopped(q, call.ID)
@@ -106,6 +113,10 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 func waitingFor(call *store.Call, r *store.Round) string {
 	switch call.Status {
 	case store.CallInputRequired:
+		if r != nil && r.Seq == call.CurrentSeq && r.Asks != nil && *r.Asks == store.AsksAgent {
+			// A session's agent, asked on this very stream.
+			return "Waiting for your answers to " + call.ServerName + "'s questions"
+		}
 		if r != nil && r.Seq == call.CurrentSeq && r.Asks != nil && *r.Asks == store.AsksOwner {
 			return "Waiting for " + call.Owner + " to answer in Rounds"
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-rounds/rounds/agents"
 	"github.com/mcp-rounds/rounds/apiv1"
+	"github.com/mcp-rounds/rounds/authserver"
 	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
@@ -39,6 +40,7 @@ type App struct {
 	stop     context.CancelFunc // stops background work
 	handler  *handlers.Handler
 	agents   *agents.Door
+	oauth    *authserver.Server
 	log      *slog.Logger
 }
 
@@ -166,14 +168,18 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 	if err != nil {
 		return nil, err
 	}
+	as, err := newAuthServer(ctx, cfg, db.store, publicURL, eng.Config().InstanceID, log)
+	if err != nil {
+		return nil, err
+	}
 	cat := catalog.New(catalog.Options{Store: db.store, MCP: mc, Capabilities: eng.Config().Capabilities,
 		Token: eng.AccessToken, Refused: eng.TurnedDown, Log: log})
 	door := agents.New(agents.Options{Store: db.store, Engine: eng, Catalog: cat, Notifier: db.notifier, Log: log,
-		PublicURL: publicURL, InstanceID: eng.Config().InstanceID, StateKey: keys.agentState, Wait: cfg.AgentWait})
+		PublicURL: publicURL, InstanceID: eng.Config().InstanceID, StateKey: keys.agentState, Wait: cfg.AgentWait,
+		VerifyOAuth: verifyOAuth(as)})
 	h := handlers.New(handlers.Options{
-		SCIM:   scim,
-		Agents: door,
-		Store:  db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
+		SCIM: scim, Agents: door, AuthServer: as,
+		Store: db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
 			SessionKeys:    keys.session,
@@ -194,7 +200,8 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	return &App{addr: addr, dbs: db.pools, engine: eng, http: srv, serveErr: make(chan error, 1), handler: h, agents: door, log: log}, nil
+	return &App{addr: addr, dbs: db.pools, engine: eng, http: srv, serveErr: make(chan error, 1), handler: h, agents: door,
+		oauth: as, log: log}, nil
 }
 
 // serve starts the background work, serves on ln and starts the engine.
@@ -321,6 +328,9 @@ func engineConfig(cfg Config, db *database, locals *mcpclient.Locals, publicURL 
 // Addr is the address the instance listens on, as host:port.
 func (a *App) Addr() string { return a.addr }
 
+// AuthServer is the instance's OAuth authorization server for agents.
+func (a *App) AuthServer() *authserver.Server { return a.oauth }
+
 // InstanceID is the id the instance's heartbeat and jobs go by.
 func (a *App) InstanceID() string { return a.engine.Config().InstanceID }
 
@@ -410,4 +420,16 @@ func signOn(c SSOConfig, publicURL string) *sso.Client {
 		RedirectURL: publicURL + "/auth/oidc/callback", PostLogoutURL: publicURL + "/login",
 		GroupsClaim: c.GroupsClaim, AdminGroups: c.AdminGroups, AllowedDomains: c.AllowedDomains,
 		AllowedGroups: c.AllowedGroups, TeamGroups: c.TeamGroups, Timeout: c.Timeout})
+}
+
+// verifyOAuth is the front door's check of an OAuth access token, by
+// Rounds' own authorization server.
+func verifyOAuth(as *authserver.Server) func(ctx context.Context, token string) (*agents.OAuthGrant, error) {
+	return func(ctx context.Context, token string) (*agents.OAuthGrant, error) {
+		g, err := as.Verify(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		return &agents.OAuthGrant{User: g.User, ClientID: g.ClientID, ClientName: g.ClientName, Servers: g.Servers}, nil
+	}
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -81,6 +82,11 @@ type Config struct {
 	// IconAllowPrivate lets tools' icons come from a server whose name
 	// resolves to a private address (ICON_ALLOW_PRIVATE).
 	IconAllowPrivate bool
+	// ClientMetadataLoopback and ClientMetadataRootCAs let agents' client
+	// ID metadata documents come from a loopback address with a test's
+	// certificate. Tests only: no setting reads them.
+	ClientMetadataLoopback bool
+	ClientMetadataRootCAs  *x509.CertPool
 	// Retention is how long finished calls are kept, AuditRetention how
 	// long audit entries are; RetentionInterval paces the job deleting them.
 	Retention         time.Duration

@@ -6,9 +6,11 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 
+	"github.com/mcp-rounds/rounds/authserver"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -91,4 +93,16 @@ func requireBearer(key string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// newAuthServer builds Rounds' OAuth authorization server for agents; its
+// signing key is derived from a secret kept in Postgres like the others.
+func newAuthServer(ctx context.Context, cfg Config, st *store.Store, publicURL, instance string,
+	log *slog.Logger) (*authserver.Server, error) {
+	seed, err := st.Secret(ctx, "oauth-signing-seed", 32)
+	if err != nil {
+		return nil, err
+	}
+	return authserver.New(authserver.Options{Store: st, PublicURL: publicURL, SigningSeed: seed, InstanceID: instance,
+		MetadataAllowLoopback: cfg.ClientMetadataLoopback, MetadataRootCAs: cfg.ClientMetadataRootCAs, Log: log})
 }

@@ -53,5 +53,7 @@ func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[queue.Retention
 			break
 		}
 	}
-	return nil
+	// Agents' sessions ended, or unused, as long ago as finished calls.
+	_, err := e.store.DeleteAgentSessions(ctx, time.Now().Add(-e.cfg.Retention))
+	return err
 }

@@ -183,7 +183,7 @@ func (e *Engine) pollTask(ctx context.Context, callID string) error {
 		if t.Message != "" && t.Message != t.Error.Message {
 			msg += " It said: " + sentenceOf(t.Message)
 		}
-		return e.endTask(ctx, c, store.TaskEnd{Status: store.CallFailed, Message: msg})
+		return e.endTask(ctx, c, store.TaskEnd{Status: store.CallFailed, Message: msg, ServerError: serverError(t.Error)})
 	case mcpclient.TaskCancelled:
 		log.InfoContext(ctx, "task cancelled")
 		msg := "The server cancelled the task."
@@ -357,7 +357,11 @@ func (e *Engine) answerTask(ctx context.Context, job queue.Job, a *store.Attempt
 	switch {
 	case err == nil:
 		log.InfoContext(ctx, "the task took the answers")
-		return e.store.TaskAnswered(ctx, c.ID, seq, o)
+		if err := e.store.TaskAnswered(ctx, c.ID, seq, o); err != nil {
+			return err
+		}
+		e.pollAgainSoon(c.ID)
+		return nil
 	case mcpclient.TaskGone(err):
 		msg, _ := describe(err)
 		return e.store.FailCall(ctx, c.ID, seq, "The server no longer knows this task: it expired, or was deleted, "+
@@ -419,6 +423,25 @@ func (e *Engine) cancelTask(ctx context.Context, log *slog.Logger, c *store.Call
 	// Bring the poll forward: a task that stops says so on its next poll.
 	return e.store.PollTaskNow(ctx, c.ID)
 }
+
+// pollAgainSoon brings the task's poll forward once more a moment after
+// its answers went: TaskAnswered brings forward only a poll already put
+// off, and the poll that stored the round may still be finishing (River
+// records its snooze after the round's commit). An answer that quick (an
+// agent's) would otherwise wait for the slow pace of a task asking a
+// person (TaskWaitPoll).
+func (e *Engine) pollAgainSoon(callID string) {
+	time.AfterFunc(pollAgainAfter, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if err := e.store.PollTaskNow(ctx, callID); err != nil {
+			e.log.WarnContext(ctx, "bringing a task's poll forward", "call_id", callID, "err", err)
+		}
+	})
+}
+
+// pollAgainAfter is how long after a task's answers pollAgainSoon acts.
+const pollAgainAfter = 2 * time.Second
 
 // sentenceOf is a server's words ended as a sentence.
 func sentenceOf(s string) string {

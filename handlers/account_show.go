@@ -32,10 +32,16 @@ func (h *Handler) accountShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	agents, err := h.accountAgents(c)
+	if err != nil {
+		return err
+	}
 	vm := views.AccountVM{
 		SignsInWith: h.signsInWith(*u, issuer),
 		Teams:       teams,
 		Connections: conns,
+		Agents:      agents,
+		AgentsShown: h.authServer != nil,
 		Sessions:    sessions,
 		Name:        u.Name,
 		IsAdmin:     u.IsAdmin,
@@ -55,9 +61,10 @@ func (h *Handler) accountShow(c echo.Context) error {
 // accountNotices are the messages a redirect back to the account page may
 // show (`/account?done=KEY`); sections add their own keys.
 var accountNotices = map[string]string{
-	"zone":          "Your time zone is saved.",
-	"mail":          "Your e-mail settings are saved.",
-	"calls_deleted": "Every call you started was deleted, with its rounds and your answers.",
+	"zone":               "Your time zone is saved.",
+	"mail":               "Your e-mail settings are saved.",
+	"calls_deleted":      "Every call you started was deleted, with its rounds and your answers.",
+	"agent_disconnected": "The agent is disconnected: its tokens no longer work.",
 }
 
 func flashFromQuery(c echo.Context) string {

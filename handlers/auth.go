@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/authserver"
 	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
@@ -105,7 +107,8 @@ func setUser(c echo.Context, u *store.User) {
 func isPublic(path string) bool {
 	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" ||
 		path == "/demo/mcp" || path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json" ||
-		strings.HasPrefix(path, "/scim/v2/") || isMCP(path)
+		strings.HasPrefix(path, "/scim/v2/") || isMCP(path) || slices.Contains(authServerPaths, path) ||
+		strings.HasPrefix(path, authserver.PathResourceMetadata)
 }
 
 // session loads the visitor's session, starting a fresh one when the

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/authserver"
 	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/mcpclient"
@@ -43,6 +44,7 @@ type Handler struct {
 	draining    chan struct{} // closed at shutdown: held requests answer now
 	drain       sync.Once
 	writes      lastWrites // the people's last writes here, with a read replica
+	authServer  *authserver.Server
 }
 
 // Drain answers every held request at once, so shutdown need not wait.
@@ -63,7 +65,10 @@ type Options struct {
 	// Agents, when set, is the agents' MCP front door at /mcp/{server}
 	// (package agents); it checks bearer tokens of its own.
 	Agents http.Handler
-	Auth   AuthOptions
+	// AuthServer, when set, is Rounds' OAuth authorization server for
+	// agents: its endpoints, the consent page and the connected agents.
+	AuthServer *authserver.Server
+	Auth       AuthOptions
 	// Notifier wakes held requests when a call changes.
 	Notifier *store.Notifier
 	// Settings are the app's settings the pages and the API need.
@@ -95,7 +100,8 @@ type Settings struct {
 func New(o Options) *Handler {
 	return &Handler{
 		store: o.Store, engine: o.Engine, catalog: o.Catalog, log: o.Logger, demo: o.Demo, scim: o.SCIM, agents: o.Agents,
-		auth: o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
+		authServer: o.AuthServer,
+		auth:       o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
 		notifier: o.Notifier, settings: o.Settings, icons: newIcons(o.Settings.IconAllowPrivate), held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),
 	}
 }

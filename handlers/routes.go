@@ -8,8 +8,14 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/mcp-rounds/rounds/authserver"
 	"github.com/mcp-rounds/rounds/static"
 )
+
+// authServerPaths are those authserver answers itself, before sign-in.
+var authServerPaths = []string{authserver.PathAuthorize, authserver.PathAuthorizeDone, authserver.PathToken,
+	authserver.PathRevoke, authserver.PathRegister, authserver.PathKeys, authserver.PathMetadata,
+	authserver.PathOpenIDMetadata, authserver.PathResourceMetadata + ":server"}
 
 // maxBody caps request bodies; answers and arguments are small.
 const maxBody = "2M"
@@ -78,6 +84,17 @@ func (h *Handler) Routes() *echo.Echo {
 	e.POST("/servers/:server/disconnect", h.serverDisconnect)
 	e.GET("/oauth/callback", h.oauthCallback)
 	e.GET("/oauth/client-metadata.json", h.oauthClientMetadata)
+	if h.authServer != nil {
+		// Rounds as agents' authorization server (package authserver); the
+		// two routes above are Rounds as a client of servers' own.
+		as := echo.WrapHandler(h.authServer)
+		for _, p := range authServerPaths {
+			e.Any(p, as)
+		}
+		e.GET(authserver.PathConsent, h.agentConsentShow)
+		e.POST(authserver.PathConsent, h.agentConsentAnswer)
+		e.POST("/account/agents/:id/disconnect", h.agentDisconnect)
+	}
 	e.POST("/servers/:server/tools/:tool", h.callCreate)
 	e.GET("/calls", h.callList)
 	e.GET("/calls/:id", h.callShow)
@@ -152,8 +169,8 @@ func (h *Handler) Routes() *echo.Echo {
 	// address does: those of the account's mail, sessions and calls, the
 	// webhook secret, a server's disconnect, OAuth and forgetting, a call's
 	// delete and again, the teams, an admin's reassigning, ending rounds and
-	// calls, a person's e-mail and calls, and revoking connections answer
-	// only POST.
+	// calls, a person's e-mail and calls, revoking connections and
+	// disconnecting an agent answer only POST.
 	e.GET("/logout", redirectTo("/"))
 	e.GET("/account/zone", redirectTo("/account"))
 	e.GET("/tokens/:id/revoke", redirectTo("/tokens"))

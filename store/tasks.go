@@ -139,6 +139,9 @@ type TaskEnd struct {
 	Result []byte
 	// Message says why a failed or cancelled call ended.
 	Message string
+	// ServerError is the JSON-RPC error a failed task carried (see
+	// Outcome.ServerError).
+	ServerError json.RawMessage
 }
 
 // EndTask ends a call with its task: whatever the call was doing (running,
@@ -150,14 +153,14 @@ func (s *Store) EndTask(ctx context.Context, callID string, end TaskEnd) error {
 	return s.announcedTx(ctx, func(tx *txn) error {
 		var webhook bool
 		var seq int
-		err := tx.QueryRow(ctx, `update calls set status = $2, result = $3, error = $4, retryable = false,
+		err := tx.QueryRow(ctx, `update calls set status = $2, result = $3, error = $4, retryable = false, server_error = $5,
 			       task_status = case $2 when 'complete' then 'completed' when 'failed' then 'failed' else 'cancelled' end,
 			       updated_at = now(), finished_at = now()
 			where id = $1 and task_id is not null
 			  and (status in ('queued', 'running', 'input_required')
 			       or (status = 'cancelled' and task_stopped_at is not null and $2 = 'complete'))
 			returning webhook_url is not null, current_seq`,
-			callID, end.Status, end.Result, nullIfEmpty(clean(end.Message, 16<<10))).Scan(&webhook, &seq)
+			callID, end.Status, end.Result, nullIfEmpty(clean(end.Message, 16<<10)), end.ServerError).Scan(&webhook, &seq)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return conflict("call %s already ended", callID)
 		}

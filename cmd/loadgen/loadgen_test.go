@@ -41,7 +41,7 @@ func TestSmoke(t *testing.T) {
 	defer cancel()
 	for _, scale := range []int{0, 1000} {
 		o := options{db: db, web: bin, instances: 2, users: 2, duration: time.Second, warmup: 2 * time.Second,
-			runs: 1, modes: "baseline,api,html,half", scale: scale}
+			runs: 1, modes: "baseline,api,html,half,agents", scale: scale}
 		if err := run(ctx, o); err != nil {
 			t.Fatalf("scale %d: %v", scale, err)
 		}

@@ -6,6 +6,7 @@
 //	go run ./cmd/loadgen                 # throughput and latency
 //	go run ./cmd/loadgen -scale 1000000  # inbox and call page with a million stored rounds
 //	go run ./cmd/loadgen -chaos 30m      # kills and restarts under load: nothing may be lost
+//	go run ./cmd/loadgen -modes agents   # MCP agents, directly and through Rounds' /mcp/{server}
 package main
 
 import (
@@ -54,7 +55,7 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each measured run")
 	flag.DurationVar(&o.warmup, "warmup", 3*time.Second, "unmeasured load before the runs")
 	flag.IntVar(&o.runs, "runs", 3, "measured runs of each kind")
-	flag.StringVar(&o.modes, "modes", "baseline,api,html,half", "what to measure: baseline, api, html, half (api at half the peak rate)")
+	flag.StringVar(&o.modes, "modes", "baseline,api,html,half", "what to measure: baseline, api, html, half (api at half the peak rate), agents (MCP clients calling a tool that asks nothing, directly and through /mcp/demo)")
 	flag.IntVar(&o.scale, "scale", 0, "instead: seed this many stored rounds and measure the inbox and call page")
 	flag.BoolVar(&o.short, "short", false, "a few seconds in all, to check that the benchmark works")
 	flag.DurationVar(&o.chaos, "chaos", 0, "instead: a chaos run this long (instances killed, Postgres restarted); see chaos.go")

@@ -99,8 +99,11 @@ func (s series) print() {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
 
-func header() {
-	fmt.Printf("%-36s %11s  %-8s %8s %8s %8s %7s %9s %8s %8s %8s\n", "", "rate", "spread", "p50", "p95", "p99", "errors", "xacts/rd", "cpu/rd", "app/rd", "gen/rd")
+// header names the columns; per is what the per-unit columns count: "rd"
+// (an answered round) or "call".
+func header(per string) {
+	fmt.Printf("%-36s %11s  %-8s %8s %8s %8s %7s %9s %8s %8s %8s\n", "", "rate", "spread", "p50", "p95", "p99", "errors",
+		"xacts/"+per, "cpu/"+per, "app/"+per, "gen/"+per)
 }
 
 func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string) error {
@@ -120,16 +123,18 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 	counted := f.usageReader(xacts)
 	// The baseline touches neither the database nor the instances.
 	uncounted := func() usage { return usage{xacts: -1, machine: machineBusy(), app: -1, gen: processCPU(os.Getpid())} }
-	fmt.Println()
-	fmt.Println("Rates are answered rounds per second (the baseline: MCP requests per second); latency is")
-	fmt.Println("from an answer's POST to the next round, or the result, being visible. Max over runs.")
-	fmt.Println("xacts/rd: Postgres transactions (pg_stat_database, committed and rolled back) per answered round.")
-	fmt.Println("cpu/rd: the whole machine's busy CPU per round (the baseline: per request), every process included;")
-	fmt.Println("app/rd: the instances' own CPU per round (/proc); gen/rd: this load generator's, its users and")
-	fmt.Println("the demo server. What is left of cpu/rd is mostly Postgres (and PgBouncer when pooled).")
-	header()
 	var baseline, api series
 	var all []series
+	if want["baseline"] || want["api"] || want["html"] || want["half"] {
+		fmt.Println()
+		fmt.Println("Rates are answered rounds per second (the baseline: MCP requests per second); latency is")
+		fmt.Println("from an answer's POST to the next round, or the result, being visible. Max over runs.")
+		fmt.Println("xacts/rd: Postgres transactions (pg_stat_database, committed and rolled back) per answered round.")
+		fmt.Println("cpu/rd: the whole machine's busy CPU per round (the baseline: per request), every process included;")
+		fmt.Println("app/rd: the instances' own CPU per round (/proc); gen/rd: this load generator's, its users and")
+		fmt.Println("the demo server. What is left of cpu/rd is mostly Postgres (and PgBouncer when pooled).")
+		header("rd")
+	}
 	if want["baseline"] {
 		baseline = repeat("baseline (bare go-sdk)", func(int) user { return baselineUser(demoURL) }, uncounted)
 		baseline.print()
@@ -165,6 +170,9 @@ func measureThroughput(ctx context.Context, o options, f *fleet, demoURL string)
 		a, _ := meanSpread(api.rates())
 		fmt.Printf("\nratio (api answered rounds/s ÷ baseline requests/s): %.2f\n", a/b)
 	}
+	if want["agents"] {
+		all = append(all, measureAgents(ctx, o, f, demoURL, counted, uncounted)...)
+	}
 	fmt.Printf("instance RSS: %s\n", mib(f.rss()))
 	for _, s := range all {
 		if err := s.check(); err != nil {
@@ -193,7 +201,7 @@ func measureScale(ctx context.Context, o options, f *fleet) error {
 		return err
 	}
 	r := newPageReader(ctx, o, f, callID)
-	header()
+	header("rd")
 	if err := r.readPages(ctx); err != nil {
 		return err
 	}

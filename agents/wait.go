@@ -32,8 +32,9 @@ const (
 
 // watcher listens for one call's changes.
 type watcher struct {
-	notes <-chan struct{}
-	stop  func()
+	notes  <-chan struct{}
+	latest func() *store.CallNote
+	stop   func()
 }
 
 // watch starts listening for call id's changes.
@@ -41,8 +42,33 @@ func (d *Door) watch(id string) *watcher {
 	if d.o.Notifier == nil {
 		return &watcher{stop: func() {}}
 	}
-	notes, _, stop := d.o.Notifier.Watch(id)
-	return &watcher{notes: notes, stop: stop}
+	notes, latest, stop := d.o.Notifier.Watch(id)
+	return &watcher{notes: notes, latest: latest, stop: stop}
+}
+
+// noted is call as the latest change notification says it is now, read
+// from the note itself (a held request then costs Postgres no read per
+// change), or nil when the note does not carry it all; stale is true of a
+// note older than call, which is not news (announced after its commit, a
+// note can come after a later one from another instance).
+func (w *watcher) noted(call *store.Call) (next *store.Call, stale bool) {
+	if w.latest == nil {
+		return nil, false
+	}
+	note := w.latest()
+	if note == nil || note.Partial || note.ID != call.ID {
+		return nil, false
+	}
+	if note.UpdatedAt.Before(call.UpdatedAt) {
+		return nil, true
+	}
+	c := *call
+	c.Status, c.CurrentSeq, c.Error = note.Status, note.Seq, note.Error
+	if note.Status == store.CallQueued && call.Status == store.CallRunning && note.Seq == call.CurrentSeq {
+		c.Status = store.CallRunning // a note (progress) of the request out: still running
+	}
+	c.Retryable, c.UpdatedAt, c.Result, c.Progress = note.Retryable, note.UpdatedAt, note.Result, note.Progress
+	return &c, false
 }
 
 // await holds the request until the call ends, or asks the agent a round
@@ -102,6 +128,14 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 			continue
 		case <-look.C:
 		case <-w.notes:
+			next, stale := w.noted(call)
+			if stale {
+				continue
+			}
+			if next != nil {
+				call = next
+				continue
+			}
 		}
 		if call, err = d.o.Store.CallShown(context.WithoutCancel(q.Ctx), call.ID); err != nil {
 			return err

@@ -345,11 +345,14 @@ func TestAgentWaitsForAPerson(t *testing.T) {
 	}
 	t.Parallel()
 	db := newDatabase(t)
-	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil)}
+	// The person answers after the request timeout and after two
+	// keepalives, 30 seconds after the agent asked.
+	env := map[string]string{"MCP_SERVERS": "demo=" + demoServer(t, nil), "MCP_REQUEST_TIMEOUT": "5s"}
 	a := startInstance(t, db, env, nil)
 	b := startInstance(t, db, env, nil)
 	token := newToken(t, db, "admin")
 	said := make(chan *mcp.ProgressNotificationParams, 10)
+	began := time.Now()
 	cs := agentSession(t, a.URL+"/mcp/demo", token, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { said <- req.Params }})
 
@@ -393,6 +396,11 @@ func TestAgentWaitsForAPerson(t *testing.T) {
 	}
 	if gap := asked[1].Sub(asked[0]); gap < 15*time.Second || gap > 25*time.Second {
 		t.Errorf("the progress came again after %s; want it at the keepalive interval (20s)", gap)
+	}
+	select {
+	case o := <-done:
+		t.Fatalf("the call answered before the person did: %+v %v", o.res, o.err)
+	case <-time.After(time.Until(began.Add(30 * time.Second))):
 	}
 	c := newClient(t, db)
 	call := callOf(t, c, b.URL, "confirm_delete")

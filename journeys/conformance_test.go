@@ -95,8 +95,9 @@ var frontGaps = map[string]bool{
 	"input-required-result-capability-check": true, "input-required-result-multiple-input-requests": true,
 	"input-required-result-unsupported-methods": true, "json-schema-2020-12": true,
 	"prompts-list": true, "resources-list": true, "server-stateless": true, "tools-list": true,
-	// Rounds asks a handshake-era server for no progress and keeps only the
-	// latest every 500 ms: steps 50 ms apart end before a held request reads.
+	// Rounds keeps a server's latest progress every 500 ms and tells it in
+	// its own words: steps 50 ms apart end before a held request reads them
+	// (it passes when Rounds' own notifications happen to number three).
 	"tools-call-with-progress": true,
 	// Rounds sets no level at the server behind and drops its
 	// notifications/message, so no log line reaches the agent.

@@ -122,6 +122,9 @@ func (d *Door) sessionRequest(q *Request) {
 	a := q.session.Agent
 	q.Meta = Meta{ProtocolVersion: v, ClientInfo: &ClientInfo{Name: a.Name, Version: a.Version}, ProgressToken: p.Meta.ProgressToken}
 	m, ok := d.methods[q.Method]
+	if only, found := d.sessionMethods()[q.Method]; found {
+		m, ok = only, true
+	}
 	if !ok || q.Method == "server/discover" {
 		q.Error(http.StatusOK, jsonrpc.CodeMethodNotFound, "Method not found: "+q.Method+".", nil)
 		return

@@ -67,3 +67,40 @@ func TestProgressWhileRunning(t *testing.T) {
 		t.Errorf("the request's progressToken: %s", tokens)
 	}
 }
+
+// TestProgressOfHandshakeServer: a 2025-11-25 server says how far its tool
+// got, in the call's held session; what it said last is kept on the call.
+func TestProgressOfHandshakeServer(t *testing.T) {
+	pool := storetest.NewPool(t)
+	inst := startInstance(t, pool, "runs", engine.Config{})
+	ctx := t.Context()
+	server, err := inst.st.UpsertServer(ctx, "sessions", mcptest.EverythingStateful(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inst.st.SetServerProtocol(ctx, "sessions", mcpclient.ProtocolHandshake); err != nil {
+		t.Fatal(err)
+	}
+	call, err := inst.st.CreateCall(ctx, store.NewCall{ServerID: server.ID, Owner: "ada", Method: mcpclient.MethodCallTool,
+		Target: "test_tool_with_progress", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, func() error {
+		c, err := inst.st.Call(ctx, call.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Finished() {
+			return errors.New("the call did not end")
+		}
+		if c.Status != store.CallComplete {
+			t.Fatalf("the call ended %s", c.Status)
+		}
+		var p store.Progress
+		if err := json.Unmarshal(c.Progress, &p); err != nil || p.Progress != 100 || p.Total == nil || *p.Total != 100 {
+			t.Fatalf("the server's last progress kept as %s", c.Progress)
+		}
+		return nil
+	})
+}

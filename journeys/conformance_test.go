@@ -34,18 +34,20 @@ func TestConformance(t *testing.T) {
 	revisions := []struct {
 		version, server string
 		start           func(testing.TB) string
+		settings        string // MCP_SERVERS' settings in brackets
 	}{
 		// The stateless everything-server speaks 2026-07-28; with sessions, it
-		// asks its 2025-11-25 questions on the open request.
-		{"2026-07-28", "everything", mcptest.Everything},
-		{"2025-11-25", "everything-sessions", mcptest.EverythingStateful},
+		// asks its 2025-11-25 questions on the open request. Its admin lets
+		// it ask for sampling, as its tools-call-sampling scenario does.
+		{"2026-07-28", "everything", mcptest.Everything, ""},
+		{"2025-11-25", "everything-sessions", mcptest.EverythingStateful, "[sampling]"},
 	}
 	db := newDatabase(t)
 	urls := make([]string, len(revisions))
 	var servers []string
 	for i, r := range revisions {
 		urls[i] = r.start(t)
-		servers = append(servers, r.server+"="+urls[i])
+		servers = append(servers, r.server+r.settings+"="+urls[i])
 	}
 	env := map[string]string{"MCP_SERVERS": strings.Join(servers, ",")}
 	instances := []*instance{startInstance(t, db, env, nil), startInstance(t, db, env, nil)}
@@ -93,6 +95,13 @@ var frontGaps = map[string]bool{
 	"input-required-result-capability-check": true, "input-required-result-multiple-input-requests": true,
 	"input-required-result-unsupported-methods": true, "json-schema-2020-12": true,
 	"prompts-list": true, "resources-list": true, "server-stateless": true, "tools-list": true,
+	// Rounds keeps a server's latest progress every 500 ms and tells it in
+	// its own words: steps 50 ms apart end before a held request reads them
+	// (it passes when Rounds' own notifications happen to number three).
+	"tools-call-with-progress": true,
+	// Rounds sets no level at the server behind and drops its
+	// notifications/message, so no log line reaches the agent.
+	"tools-call-with-logging": true,
 }
 
 // asThroughTheProxy fails the test for each scenario that passes through

@@ -95,8 +95,8 @@ type Server struct {
 	// origin as "Authorization: Bearer".
 	Token string
 	// Progress, when set, is told each notifications/progress the server
-	// sends on a 2026-07-28 request's stream: every such request carries a
-	// progressToken.
+	// sends on a 2026-07-28 request's stream, or in a held handshake-era
+	// session: every such request carries a progressToken.
 	Progress func(Progress)
 	// tap, when set, keeps a copy of the response bodies.
 	tap *tap

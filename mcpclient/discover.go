@@ -51,6 +51,13 @@ func clientOptions(srv Server, w *wire) (*mcp.ClientOptions, []*mcp.Root) {
 		return opts, nil
 	}
 	opts.ElicitationHandler = askElicitation(held, w)
+	if srv.Progress != nil {
+		opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if t, _ := req.Params.ProgressToken.(string); t == handshakeProgressToken {
+				srv.Progress(handshakeProgress(req.Params))
+			}
+		}
+	}
 	if srv.Capabilities.Sampling {
 		opts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			id, _ := req.Params.Meta[wireKey].(string)
@@ -69,6 +76,21 @@ func clientOptions(srv Server, w *wire) (*mcp.ClientOptions, []*mcp.Root) {
 		}
 	}
 	return opts, roots
+}
+
+// handshakeProgressToken names a held session's one tool call's progress:
+// the session is the call's own.
+const handshakeProgressToken = "rounds-call"
+
+// handshakeProgress reads a handshake-era server's progress as progressOf
+// reads a 2026-07-28 server's: its words bounded, a total only when known.
+func handshakeProgress(p *mcp.ProgressNotificationParams) Progress {
+	out := Progress{Progress: p.Progress, Message: boundedText(p.Message)}
+	if p.Total > 0 {
+		total := p.Total
+		out.Total = &total
+	}
+	return out
 }
 
 // askElicitation is the handler of a handshake-era server's elicitation
@@ -430,7 +452,11 @@ func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, 
 	var res any
 	switch req.Method {
 	case "", MethodCallTool:
-		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: req.Name, Arguments: req.Arguments})
+		params := &mcp.CallToolParams{Name: req.Name, Arguments: req.Arguments}
+		if srv.Progress != nil {
+			params.SetProgressToken(handshakeProgressToken)
+		}
+		res, err = cs.CallTool(ctx, params)
 	case MethodGetPrompt:
 		var args map[string]string
 		if len(req.Arguments) > 0 {

@@ -172,7 +172,9 @@ func TestTaskLifetime(t *testing.T) {
 	if e := deref(call.Error); !strings.Contains(e, want) {
 		t.Fatalf("error: %q", e)
 	}
-	if lived := call.FinishedAt.Sub(*call.TaskStartedAt); lived < 2*time.Second || lived > 4*time.Second {
+	// Not before its lifetime; after it, within a few polls (a loaded
+	// machine under -race may take a few seconds more).
+	if lived := call.FinishedAt.Sub(*call.TaskStartedAt); lived < 2*time.Second || lived > 10*time.Second {
 		t.Errorf("the task was followed for %v", lived)
 	}
 	if tasker.Count("tasks/cancel") != 1 {

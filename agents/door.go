@@ -260,4 +260,4 @@ func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // ping answers an agent's ping.
-func (d *Door) ping(q *Request) error { return q.Result(json.RawMessage(`{}`)) }
+func (d *Door) ping(q *Request) error { return q.Result(q.completed(json.RawMessage(`{}`))) }

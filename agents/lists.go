@@ -24,12 +24,12 @@ func (d *Door) discover(q *Request) error {
 	if err != nil {
 		return err
 	}
-	out := map[string]any{
+	out := q.cacheable(map[string]any{
 		"resultType":        "complete",
 		"supportedVersions": SupportedVersions,
 		"capabilities":      f.Capabilities,
 		"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": f.Info},
-	}
+	})
 	if f.Instructions != "" {
 		out["instructions"] = f.Instructions
 	}
@@ -79,7 +79,7 @@ func (d *Door) toolsList(q *Request) error {
 	if raw == nil {
 		raw = []json.RawMessage{}
 	}
-	return q.ResultOf(map[string]any{"resultType": "complete", "tools": raw})
+	return q.ResultOf(q.cacheable(map[string]any{"resultType": "complete", "tools": raw}))
 }
 
 // promptsList passes prompts/list through, in one page.
@@ -88,7 +88,7 @@ func (d *Door) promptsList(q *Request) error {
 	if err != nil {
 		return d.serverTrouble(q, err)
 	}
-	return q.ResultOf(map[string]any{"resultType": "complete", "prompts": cat.RawPrompts})
+	return q.ResultOf(q.cacheable(map[string]any{"resultType": "complete", "prompts": listOf(cat.RawPrompts)}))
 }
 
 // resourcesList passes resources/list through, in one page.
@@ -97,7 +97,7 @@ func (d *Door) resourcesList(q *Request) error {
 	if err != nil {
 		return d.serverTrouble(q, err)
 	}
-	return q.ResultOf(map[string]any{"resultType": "complete", "resources": cat.RawResources})
+	return q.ResultOf(q.cacheable(map[string]any{"resultType": "complete", "resources": listOf(cat.RawResources)}))
 }
 
 // templatesList passes resources/templates/list through, in one page.
@@ -106,7 +106,7 @@ func (d *Door) templatesList(q *Request) error {
 	if err != nil {
 		return d.serverTrouble(q, err)
 	}
-	return q.ResultOf(map[string]any{"resultType": "complete", "resourceTemplates": cat.RawTemplates})
+	return q.ResultOf(q.cacheable(map[string]any{"resultType": "complete", "resourceTemplates": listOf(cat.RawTemplates)}))
 }
 
 // serverTrouble turns what went wrong asking the server into the agent's
@@ -125,4 +125,13 @@ func (d *Door) serverTrouble(q *Request, err error) error {
 		return &RPCError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, Message: p.Sentence()}
 	}
 	return err
+}
+
+// listOf is list, or an empty list for none: a list result's array is
+// never null.
+func listOf(list []json.RawMessage) []json.RawMessage {
+	if list == nil {
+		return []json.RawMessage{}
+	}
+	return list
 }

@@ -58,8 +58,8 @@ func (d *Door) outcome(q *Request, id string) error {
 	if err != nil {
 		return err
 	}
-	return q.ResultOf(map[string]any{"resultType": "complete", "contents": []map[string]string{{
-		"uri": OutcomeURIPrefix + call.ID, "mimeType": "application/json", "text": string(text)}}})
+	return q.ResultOf(q.cacheable(map[string]any{"resultType": "complete", "contents": []map[string]string{{
+		"uri": OutcomeURIPrefix + call.ID, "mimeType": "application/json", "text": string(text)}}}))
 }
 
 // mayRead says whether user may read call: its owner, whom its rounds are

@@ -73,7 +73,7 @@ func TaskOf(f TaskFacts) Task {
 	t.TTLMs = taskTTL(c, f.Retention, f.Now).Milliseconds()
 	switch c.Status {
 	case store.CallComplete:
-		t.Status, t.Result = taskCompleted, c.Result
+		t.Status, t.Result = taskCompleted, fillResult(c.Result, false)
 	case store.CallFailed:
 		t = failure(t, c, f.ServerError)
 	case store.CallCancelled, store.CallExpired:

@@ -180,7 +180,7 @@ func (p *progress) send() {
 // isError result, else an error).
 func (d *Door) answerEnd(q *Request, call *store.Call) error {
 	if call.Status == store.CallComplete && len(call.Result) > 0 {
-		return q.Result(call.Result)
+		return q.Result(q.completed(call.Result))
 	}
 	if call.Status == store.CallFailed {
 		raw, err := d.o.Store.CallServerError(context.WithoutCancel(q.Ctx), call.ID)

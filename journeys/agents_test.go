@@ -61,7 +61,19 @@ func rawRPC(t *testing.T, url, token, method, params string) (int, http.Header, 
 // rawRPCIn is rawRPC in ctx: a request that ends with ctx closes its stream.
 func rawRPCIn(ctx context.Context, t *testing.T, url, token, method, params string) (int, http.Header, []byte) {
 	t.Helper()
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+	return rawRPCCaps(ctx, t, url, token, method, params, "{}")
+}
+
+// rawRPCWith is rawRPC from an agent that declares the client
+// capabilities caps (a JSON object).
+func rawRPCWith(t *testing.T, url, token, method, params, caps string) (int, http.Header, []byte) {
+	t.Helper()
+	return rawRPCCaps(t.Context(), t, url, token, method, params, caps)
+}
+
+func rawRPCCaps(ctx context.Context, t *testing.T, url, token, method, params, caps string) (int, http.Header, []byte) {
+	t.Helper()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `,` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
 	if params == "" {
 		params = "{" + meta + "}"

@@ -13,6 +13,7 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -251,7 +252,7 @@ func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		q.fail(err)
 		return
 	}
-	if err := q.checkHeaders(); err != nil {
+	if err := cmp.Or(q.checkHeaders(), q.checkParamHeaders()); err != nil {
 		q.fail(err)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -122,14 +123,12 @@ func decodeHeader(v string) (string, bool) {
 			return "", false
 		}
 	}
-	inner, ok := strings.CutPrefix(v, "=?base64?")
-	if !ok {
+	// Only a value both starting =?base64? and ending ?= is encoded; any
+	// other is literal.
+	if len(v) < len("=?base64??=") || !strings.HasPrefix(v, "=?base64?") || !strings.HasSuffix(v, "?=") {
 		return v, true
 	}
-	inner, ok = strings.CutSuffix(inner, "?=")
-	if !ok {
-		return "", false
-	}
+	inner := v[len("=?base64?") : len(v)-len("?=")]
 	b, err := base64.StdEncoding.DecodeString(inner)
 	if err != nil {
 		return "", false
@@ -149,4 +148,68 @@ func statelessMeta(params json.RawMessage) bool {
 	}
 	_, ok := p.Meta["io.modelcontextprotocol/protocolVersion"]
 	return ok
+}
+
+// checkParamHeaders checks a tools/call's Mcp-Param-* headers against its
+// arguments, for each property of the tool's inputSchema that names one
+// (x-mcp-header): an argument given must come with its header, equal.
+func (q *Request) checkParamHeaders() error {
+	var p struct {
+		Name      string                     `json:"name"`
+		Arguments map[string]json.RawMessage `json:"arguments"`
+	}
+	if q.Method != "tools/call" || json.Unmarshal(q.Params, &p) != nil || len(p.Arguments) == 0 {
+		return nil
+	}
+	tool, _ := q.d.o.Catalog.CachedTool(q.Server, p.Name)
+	if tool == nil {
+		var err error
+		if tool, err = q.d.o.Catalog.Tool(q.Ctx, q.Who.User.Name, q.Server, p.Name); err != nil || tool == nil {
+			return nil // the call itself says what is wrong
+		}
+	}
+	raw, err := json.Marshal(tool.InputSchema)
+	if err != nil {
+		return nil
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Header string `json:"x-mcp-header"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(raw, &schema)
+	for prop, s := range schema.Properties {
+		arg, ok := p.Arguments[prop]
+		if s.Header == "" || !ok || string(arg) == "null" {
+			continue
+		}
+		v, ok := headerValue(q.R.Header, "Mcp-Param-"+s.Header)
+		if !ok {
+			return headerMismatch("the Mcp-Param-" + s.Header + " header is missing.")
+		}
+		decoded, ok := decodeHeader(v)
+		if !ok || !sameValue(decoded, arg) {
+			return headerMismatch("the Mcp-Param-" + s.Header + " header does not match the argument " + prop + ".")
+		}
+	}
+	return nil
+}
+
+// sameValue reports whether a header's value is an argument's: a string
+// as it is, a number compared as a number, a boolean as true or false.
+func sameValue(header string, arg json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(arg, &v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return header == v
+	case float64:
+		f, err := strconv.ParseFloat(header, 64)
+		return err == nil && f == v
+	case bool:
+		return header == strconv.FormatBool(v)
+	}
+	return false
 }

@@ -117,6 +117,7 @@ func New(o Options) *Door {
 		"prompts/list":             d.promptsList,
 		"resources/list":           d.resourcesList,
 		"resources/templates/list": d.templatesList,
+		"completion/complete":      d.complete,
 		"tools/call":               d.call,
 		"prompts/get":              d.call,
 		"resources/read":           d.call,

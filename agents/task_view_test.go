@@ -56,7 +56,7 @@ func TestTaskOf(t *testing.T) {
 			status: "working", poll: taskPollWorking},
 		{name: "Completed", facts: TaskFacts{Call: call(store.CallComplete, func(c *store.Call) {
 			c.Result, c.FinishedAt = json.RawMessage(`{"content":[],"isError":true}`), &finished
-		})}, status: "completed", result: `{"content":[],"isError":true}`},
+		})}, status: "completed", result: `{"resultType":"complete","content":[],"isError":true}`}, // a 2025-11-25 server's, made a 2026-07-28 CallToolResult
 		{name: "FailedInRounds", facts: TaskFacts{Call: call(store.CallFailed, func(c *store.Call) {
 			c.Error, c.FinishedAt = text("The server could not be reached."), &finished
 		})}, status: "completed", message: "The server could not be reached.",

@@ -13,6 +13,7 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -111,11 +112,12 @@ func New(o Options) *Door {
 	d := &Door{o: o, closing: make(chan struct{}), slots: make(chan struct{}, maxHeld)}
 	d.methods = map[string]Method{
 		"server/discover":          d.discover,
-		"ping":                     d.ping,
+		"ping":                     d.ping, // in 2025-11-25 sessions only
 		"tools/list":               d.toolsList,
 		"prompts/list":             d.promptsList,
 		"resources/list":           d.resourcesList,
 		"resources/templates/list": d.templatesList,
+		"completion/complete":      d.complete,
 		"tools/call":               d.call,
 		"prompts/get":              d.call,
 		"resources/read":           d.call,
@@ -203,6 +205,10 @@ func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "Send each JSON-RPC message as a POST.", nil)
 		return
 	}
+	if !d.allowedOrigin(r) {
+		forbidden(w)
+		return
+	}
 	ctx := r.Context()
 	who, err := d.authenticate(ctx, r, name)
 	if err != nil {
@@ -225,7 +231,7 @@ func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var msg wireRequest
 	err = json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&msg)
-	if err == nil && msg.JSONRPC == "2.0" && (msg.Method == "initialize" || r.Header.Get(SessionHeader) != "") {
+	if err == nil && msg.JSONRPC == "2.0" && ((msg.Method == "initialize" && !statelessMeta(msg.Params)) || r.Header.Get(SessionHeader) != "") {
 		d.inSession(w, r, who, srv, msg)
 		return
 	}
@@ -247,8 +253,12 @@ func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		q.fail(err)
 		return
 	}
+	if err := cmp.Or(q.checkHeaders(), q.checkParamHeaders()); err != nil {
+		q.fail(err)
+		return
+	}
 	m, ok := d.methods[msg.Method]
-	if !ok {
+	if !ok || removedMethods[msg.Method] {
 		q.Error(http.StatusNotFound, jsonrpc.CodeMethodNotFound, "Method not found: "+msg.Method+".", nil)
 		return
 	}

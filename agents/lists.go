@@ -55,7 +55,7 @@ func (d *Door) face(q *Request) (*face, error) {
 	var theirs map[string]json.RawMessage
 	_ = json.Unmarshal(disc.Capabilities, &theirs)
 	caps := map[string]any{"resources": map[string]any{}}
-	for _, k := range []string{"tools", "prompts", "resources"} {
+	for _, k := range []string{"tools", "prompts", "resources", "completions"} {
 		if _, ok := theirs[k]; ok {
 			caps[k] = map[string]any{}
 		}
@@ -134,4 +134,14 @@ func listOf(list []json.RawMessage) []json.RawMessage {
 		return []json.RawMessage{}
 	}
 	return list
+}
+
+// complete passes completion/complete to the server behind: a plain
+// request, answered at once, no round.
+func (d *Door) complete(q *Request) error {
+	out, err := d.o.Catalog.Complete(q.Ctx, q.Who.User.Name, q.Server, q.Params)
+	if err != nil {
+		return d.serverTrouble(q, err)
+	}
+	return q.Result(q.completed(out))
 }

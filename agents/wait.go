@@ -222,12 +222,17 @@ func (d *Door) answerEnd(q *Request, call *store.Call) error {
 			return err
 		}
 		var se struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
-			Status  int    `json:"status"`
+			Code    int64           `json:"code"`
+			Message string          `json:"message"`
+			Status  int             `json:"status"`
+			Data    json.RawMessage `json:"data"`
 		}
 		if len(raw) > 0 && json.Unmarshal(raw, &se) == nil {
-			return &RPCError{Status: cmp.Or(se.Status, http.StatusOK), Code: se.Code, Message: se.Message}
+			re := &RPCError{Status: cmp.Or(se.Status, protocolStatus(se.Code)), Code: se.Code, Message: se.Message}
+			if len(se.Data) > 0 {
+				re.Data = se.Data
+			}
+			return re
 		}
 	}
 	msg := "The call ended: " + call.Status + "."
@@ -279,4 +284,15 @@ func (d *Door) cancelCall(ctx context.Context, q *Request, id string) error {
 		d.o.Log.WarnContext(ctx, "cancelling an agent's call", "call", id, "err", err)
 	}
 	return nil
+}
+
+// protocolStatus is the HTTP status MCP gives a JSON-RPC error code: 400
+// for the protocol's own errors (header mismatch, missing client
+// capability, unsupported version), 200 for the rest.
+func protocolStatus(code int64) int {
+	switch code {
+	case CodeHeaderMismatch, CodeMissingClientCapability, CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }

@@ -72,6 +72,9 @@ func (q *Request) readMeta() error {
 	if v == "" {
 		return invalidParams(`_meta must name "io.modelcontextprotocol/protocolVersion".`)
 	}
+	if len(q.Meta.ClientCapabilities) == 0 || string(q.Meta.ClientCapabilities) == "null" {
+		return invalidParams(`_meta must name "io.modelcontextprotocol/clientCapabilities".`)
+	}
 	if header != "" && header != v {
 		return &RPCError{Status: http.StatusBadRequest, Code: CodeHeaderMismatch,
 			Message: "The MCP-Protocol-Version header does not match the request's protocol version."}

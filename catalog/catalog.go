@@ -229,3 +229,13 @@ func (s *Service) Discover(ctx context.Context, person string, srv *store.Server
 	d, err := s.mcp.Discover(ctx, reach)
 	return d, s.noted(ctx, person, srv, err)
 }
+
+// Complete passes a completion/complete request to a server, for person.
+func (s *Service) Complete(ctx context.Context, person string, srv *store.Server, params json.RawMessage) (json.RawMessage, error) {
+	reach, err := s.mcpServer(ctx, person, srv)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.mcp.Complete(ctx, reach, params)
+	return out, s.noted(ctx, person, srv, err)
+}

@@ -34,14 +34,17 @@ func serverError(err error) json.RawMessage {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
 		Status  int    `json:"status,omitempty"`
+		// Data goes back to the agent as the server sent it (e.g. the
+		// requiredCapabilities of a -32021).
+		Data json.RawMessage `json:"data,omitempty"`
 	}{}
 	var se *mcpclient.ServerError
 	var he *mcpclient.HTTPError
 	switch {
 	case errors.As(err, &se):
-		out.Code, out.Message = se.Code, se.Message
+		out.Code, out.Message, out.Data = se.Code, se.Message, se.Data
 	case errors.As(err, &he) && he.Code != 0:
-		out.Code, out.Message, out.Status = he.Code, he.Message, he.Status
+		out.Code, out.Message, out.Status, out.Data = he.Code, he.Message, he.Status, he.Data
 	default:
 		return nil
 	}

@@ -94,9 +94,7 @@ func TestAgentResultsFollowTheSchema(t *testing.T) {
 		status, body := rpc(l[0], "")
 		cacheable(l[0], s.result(l[0], l[1], status, body))
 	}
-	status, body := rpc("ping", "")
-	s.result("ping", "EmptyResult", status, body)
-	status, body = rpc("tools/call", `{"name":"current_time","arguments":{}}`)
+	status, body := rpc("tools/call", `{"name":"current_time","arguments":{}}`)
 	s.result("current_time", "CallToolResult", status, body)
 	status, body = rpc("resources/read", `{"uri":"demo://greetings/Ada"}`)
 	// The demo gives its own ttlMs and cacheScope: they pass as it sent them.

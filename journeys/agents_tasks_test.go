@@ -68,6 +68,7 @@ func (a *taskAgent) send(url, method, params string, withTasks bool) rpcReply {
 	}
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps +
 		`,"io.modelcontextprotocol/clientInfo":{"name":"task-agent","version":"1.0"}}`
+	named := params
 	params = strings.TrimSuffix(params, "}")
 	if params != "{" {
 		params += ","
@@ -84,9 +85,10 @@ func (a *taskAgent) send(url, method, params string, withTasks bool) rpcReply {
 	req.Header.Set("Authorization", "Bearer "+a.token)
 	var p struct {
 		TaskID string `json:"taskId"`
+		Name   string `json:"name"` // a tool's, which 2026-07-28 puts in Mcp-Name too
 	}
-	if json.Unmarshal([]byte(params+"}"), &p) == nil && p.TaskID != "" {
-		req.Header.Set("Mcp-Name", p.TaskID)
+	if json.Unmarshal([]byte(named), &p) == nil && p.TaskID+p.Name != "" {
+		req.Header.Set("Mcp-Name", p.TaskID+p.Name)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

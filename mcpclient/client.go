@@ -5,6 +5,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -266,6 +267,16 @@ type ServerError struct {
 	Message string
 	// Reason is the error's data.reason, when it has one.
 	Reason string
+	// Data is the error's data as sent, when small.
+	Data json.RawMessage
+}
+
+// smallData keeps an error's data when it is valid JSON of at most 8 KiB.
+func smallData(d json.RawMessage) json.RawMessage {
+	if len(d) == 0 || len(d) > 8<<10 || !json.Valid(d) || string(d) == "null" {
+		return nil
+	}
+	return bytes.Clone(d)
 }
 
 func (e *ServerError) Error() string {

@@ -211,7 +211,7 @@ func (c *Client) exchange(ctx context.Context, srv Server, rid, method string, p
 		if resp.Error != nil {
 			var we *jsonrpc.Error
 			if errors.As(resp.Error, &we) {
-				return nil, &ServerError{Code: we.Code, Message: we.Message, Reason: dataReason(we.Data)}
+				return nil, &ServerError{Code: we.Code, Message: we.Message, Reason: dataReason(we.Data), Data: smallData(we.Data)}
 			}
 			return nil, &ServerError{Code: jsonrpc.CodeInternalError, Message: resp.Error.Error()}
 		}

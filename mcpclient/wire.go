@@ -57,6 +57,8 @@ type HTTPError struct {
 	Message string
 	// Reason is the JSON-RPC error's data.reason, when it has one.
 	Reason string
+	// Data is the JSON-RPC error's data as sent, when small.
+	Data json.RawMessage
 }
 
 func (e *HTTPError) Error() string {
@@ -154,6 +156,7 @@ func (w *wire) refusal(resp *http.Response) {
 	}
 	if json.Unmarshal(body, &rpc) == nil && rpc.Error != nil {
 		e.Code, e.Message, e.Reason = rpc.Error.Code, rpc.Error.Message, dataReason(rpc.Error.Data)
+		e.Data = smallData(rpc.Error.Data)
 	} else {
 		e.Message = strings.TrimSpace(strings.ToValidUTF8(string(body), "\uFFFD"))
 		if r := []rune(e.Message); len(r) > 500 {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log"
 	"maps"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -228,7 +230,13 @@ func tokenProxy(t *testing.T, base, token string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var self string
+	// The proxy listens before it serves, so its handler knows its own
+	// address from the start.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := ln.Addr().String()
 	life, end := context.WithCancel(context.Background())
 	proxy := &httputil.ReverseProxy{ErrorLog: log.New(io.Discard, "", 0), Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
@@ -246,9 +254,9 @@ func tokenProxy(t *testing.T, base, token string) string {
 		}
 		r.Out.Header.Set("Authorization", "Bearer "+token)
 	}}
-	srv := httptest.NewServer(proxy)
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: proxy}}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	t.Cleanup(end) // first, so that Close need not wait for requests Rounds holds
-	self = srv.Listener.Addr().String()
 	return srv.URL
 }

@@ -377,6 +377,16 @@ func autoAnswers(qs []mcpclient.Question, roots json.RawMessage) json.RawMessage
 	return b
 }
 
+// autoAnswersUnlessAgent is autoAnswers, but for a round that asks the
+// agent: an agent that declared roots gives its own, as it would to the
+// server directly.
+func autoAnswersUnlessAgent(qs []mcpclient.Question, roots json.RawMessage, asks *string) json.RawMessage {
+	if asks != nil && *asks == store.AsksAgent {
+		return nil
+	}
+	return autoAnswers(qs, roots)
+}
+
 func mcpRoots(raw json.RawMessage) []mcpclient.Root {
 	var out []mcpclient.Root
 	for _, r := range store.ParseRoots(raw) {

@@ -479,16 +479,17 @@ func (e *Engine) addRound(ctx context.Context, log *slog.Logger, a *store.Attemp
 	if ttl <= 0 {
 		ttl = e.cfg.RoundTTL
 	}
+	asks := roundAsks(c, r.Questions)
 	next := store.NewRound{
 		InputRequests: r.InputRequests,
 		RequestState:  r.RequestState,
 		ExpiresAt:     e.cfg.Now().Add(ttl),
-		Responses:     autoAnswers(r.Questions, c.ServerRootsList),
+		Responses:     autoAnswersUnlessAgent(r.Questions, c.ServerRootsList, asks),
 		Instance:      e.cfg.InstanceID,
 		Asking:        asking,
 		Position:      position,
 		Process:       r.Process,
-		Asks:          roundAsks(c, r.Questions),
+		Asks:          asks,
 	}
 	if before := answeredBefore(a, r); before != nil {
 		log.InfoContext(ctx, "the same questions as before the server was asked afresh: answered again", "from_seq", before.Seq)

@@ -302,9 +302,10 @@ func (e *Engine) taskAsked(ctx context.Context, log *slog.Logger, c *store.Call,
 		keys[i] = q.Key
 	}
 	log.InfoContext(ctx, "the task asks", "questions", len(fresh))
+	asks := roundAsks(c, fresh)
 	next := store.NewRound{InputRequests: raw, ExpiresAt: expires, Task: true, Keys: keys,
-		Responses: autoAnswers(fresh, c.ServerRootsList), Instance: e.cfg.InstanceID, Position: c.CurrentSeq + 1,
-		Asks: roundAsks(c, fresh)}
+		Responses: autoAnswersUnlessAgent(fresh, c.ServerRootsList, asks), Instance: e.cfg.InstanceID,
+		Position: c.CurrentSeq + 1, Asks: asks}
 	err := e.store.AddRound(ctx, c.ID, c.CurrentSeq, next)
 	if errors.Is(err, store.ErrConflict) {
 		return false, nil // moved on meanwhile: the next poll sees

@@ -95,10 +95,6 @@ var frontGaps = map[string]bool{
 	// waiting), and runs test_missing_capability for an agent that declared
 	// no sampling instead of refusing it with -32021.
 	"input-required-result-capability-check": true, "server-stateless": true,
-	// By design: a round asking only for roots is answered by Rounds from
-	// the server's configured roots (MCP_ROOTS), never by the agent, so the
-	// agent sees the tool's result and no roots/list input request.
-	"input-required-result-basic-list-roots": true,
 	// Rounds keeps a server's latest progress every 500 ms and tells it in
 	// its own words: steps 50 ms apart end before a held request reads them
 	// (it passes when Rounds' own notifications happen to number three).

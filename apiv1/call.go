@@ -48,8 +48,8 @@ type Call struct {
 	Progress *Progress `json:"progress,omitempty"`
 	// Task is set when the server runs the call as a task. Its id stays
 	// with Rounds.
-	Task      *Task       `json:"task,omitempty"`
-	Rounds    []RoundSeen `json:"rounds,omitempty"`
+	Task   *Task       `json:"task,omitempty"`
+	Rounds []RoundSeen `json:"rounds,omitempty"`
 	// Agent is the MCP client that started the call through Rounds'
 	// front door (/mcp/{server}); null for a call started otherwise.
 	Agent     *Agent    `json:"agent"`

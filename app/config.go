@@ -42,9 +42,9 @@ type Config struct {
 	// serversFile is MCP_SERVERS_FILE's path, named in what is wrong with
 	// an entry found at start.
 	serversFile string
-	Roots      map[string][]store.Root // roots/list answers by server name, from MCP_ROOTS
-	RoundTTL   time.Duration
-	MaxRounds  int
+	Roots       map[string][]store.Root // roots/list answers by server name, from MCP_ROOTS
+	RoundTTL    time.Duration
+	MaxRounds   int
 	// StateRestarts caps how often a call's server is asked afresh by
 	// itself after it forgot the call's questions; zero for never.
 	StateRestarts  int

@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"

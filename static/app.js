@@ -106,6 +106,9 @@
     }
   });
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
+  // At the swap itself, not only after settling: a form must never be seen
+  // with its new fields but without its checks.
+  document.addEventListener("htmx:afterSwap", init);
   document.addEventListener("htmx:afterSettle", init);
 
   // --- The person's time zone, the send button's words, Ctrl/Cmd+Enter,

@@ -115,3 +115,20 @@ func TestMatchFirstRuleWins(t *testing.T) {
 		t.Errorf("eve's call: rule %d asking %v, want rule 2 asking cy", i+1, r)
 	}
 }
+
+func TestAnnotationsOf(t *testing.T) {
+	for raw, destructive := range map[string]bool{
+		`{"name": "t"}`:                                                                  true,
+		`{"name": "t", "annotations": {}}`:                                               true,
+		`{"name": "t", "annotations": {"title": "T"}}`:                                   true,
+		`{"name": "t", "annotations": {"readOnlyHint": true}}`:                           false,
+		`{"name": "t", "annotations": {"readOnlyHint": false}}`:                          true,
+		`{"name": "t", "annotations": {"destructiveHint": false}}`:                       false,
+		`{"name": "t", "annotations": {"destructiveHint": true, "readOnlyHint": false}}`: true,
+		`not json`: true,
+	} {
+		if got := AnnotationsOf(json.RawMessage(raw)).Destructive(); got != destructive {
+			t.Errorf("%s: Destructive = %v, want %v", raw, got, destructive)
+		}
+	}
+}

@@ -84,21 +84,29 @@ func (s *Store) Decide(ctx context.Context, d ApprovalDecision) (*Decided, error
 
 // decidesForTx says for whom person by may decide on a: themselves when
 // they are asked and may still decide (not disabled, named or still a
-// member of a team named). It is the one place that says who may decide
-// for whom.
+// member of a team named); else the person asked who is away with by as
+// their delegate (ActingFor, one step), who may still decide. It is the
+// one place that says who may decide for whom.
 func (s *Store) decidesForTx(ctx context.Context, tx *txn, a *Approval, by string) (string, error) {
+	asked := slices.DeleteFunc(slices.Clone(a.Asked), func(n string) bool { return n == a.Caller })
+	forName, ok, err := actingFor(ctx, tx, by, asked, time.Now())
+	if err != nil {
+		return "", err
+	}
 	var may bool
-	err := tx.QueryRow(ctx, `select exists (select 1 from users u where u.name = $1 and not u.disabled
-		and $1 = any($2::text[]) and ($1 = any($3::text[]) or exists (select 1 from team_members m
-		join teams t on t.id = m.team_id where m.user_id = u.id and 'team:' || t.name = any($3::text[]))))`,
-		by, a.Asked, a.Ask).Scan(&may)
+	if ok {
+		err = tx.QueryRow(ctx, `select exists (select 1 from users u where u.name = $1 and not u.disabled
+			and ($1 = any($2::text[]) or exists (select 1 from team_members m
+			join teams t on t.id = m.team_id where m.user_id = u.id and 'team:' || t.name = any($2::text[]))))`,
+			forName, a.Ask).Scan(&may)
+	}
 	if err != nil {
 		return "", err
 	}
 	if !may {
 		return "", forbidden(NotAskedMessage)
 	}
-	return by, nil
+	return forName, nil
 }
 
 // decideTx stores d, made for forName, on a (locked), and ends a when it

@@ -280,3 +280,35 @@ func approvalNames(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
+
+// ApprovalFacts is what deciding whether a call needs an approval reads of
+// its server: its approval rules as written (servers.approvals), its tools
+// as last listed, and how long its rounds wait.
+type ApprovalFacts struct {
+	Rules json.RawMessage `db:"approvals"`
+	Tools json.RawMessage `db:"tools"`
+}
+
+// ServerApprovalFacts reads a server's ApprovalFacts.
+func (s *Store) ServerApprovalFacts(ctx context.Context, serverID int64) (*ApprovalFacts, error) {
+	rows, _ := s.pool.Query(ctx, `select approvals, tools from servers where id = $1`, serverID)
+	f, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[ApprovalFacts])
+	return f, translate(err, "server")
+}
+
+// ApprovalMail returns what a mail about a call's approval to recipient
+// says (its InputRequests are the arguments asked), or ErrNotFound when
+// there is none to send: the approval ended, recipient decided already or
+// is not asked, or has no address or wants no mail.
+func (s *Store) ApprovalMail(ctx context.Context, callID, recipient string) (*RoundMail, error) {
+	rows, _ := s.pool.Query(ctx, `
+		select u.email, s.name as server, c.method, c.target, c.owner, a.arguments::json as input_requests, a.expires_at
+		from approvals a join calls c on c.id = a.call_id join servers s on s.id = c.server_id
+		join users u on u.name = $2
+		where a.call_id = $1 and a.state = 'waiting' and a.expires_at > now() and u.name = any(a.asked)
+		  and u.name <> a.caller and u.email <> '' and u.email_rounds and not u.disabled
+		  and not exists (select 1 from approval_decisions d where d.call_id = a.call_id and d.by_name = u.name)`,
+		callID, recipient)
+	m, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[RoundMail])
+	return m, translate(err, "approval mail")
+}

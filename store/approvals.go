@@ -312,3 +312,27 @@ func (s *Store) ApprovalMail(ctx context.Context, callID, recipient string) (*Ro
 	m, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[RoundMail])
 	return m, translate(err, "approval mail")
 }
+
+// WithApproval reads call's approval into it, if it has one: a tool call
+// some rule of its server's approvals applied to.
+func (s *Store) WithApproval(ctx context.Context, call *Call) error {
+	if call.Method != "tools/call" {
+		return nil
+	}
+	a, err := s.Approval(ctx, call.ID)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	call.Approval = a
+	return err
+}
+
+// AskedOfApproval reports whether person is asked to decide on call's
+// approval, or is the delegate of someone asked who is away: they may
+// see the call.
+func (s *Store) AskedOfApproval(ctx context.Context, callID, person string) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `select exists (select 1 from approvals a where a.call_id = $2::uuid and `+
+		approvalAsks+`)`, person, callID).Scan(&ok)
+	return ok, err
+}

@@ -74,6 +74,8 @@ type ErrorLink struct {
 
 // CallVM is the call page.
 type CallVM struct {
+	// Approval is the call's approval, when a rule of its server asked one.
+	Approval *ApprovalVM
 	ID     string
 	Href   string
 	Server string

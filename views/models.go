@@ -76,10 +76,10 @@ type ErrorLink struct {
 type CallVM struct {
 	// Approval is the call's approval, when a rule of its server asked one.
 	Approval *ApprovalVM
-	ID     string
-	Href   string
-	Server string
-	Method string
+	ID       string
+	Href     string
+	Server   string
+	Method   string
 	// Target is what the call names, as the server titled it; Name is its
 	// machine name, when that differs.
 	Target string

@@ -99,14 +99,10 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[queue.MailArgs]) e
 	if e.cfg.Mail == nil {
 		return nil
 	}
-	m, err := e.store.RoundMail(ctx, a.CallID, a.Seq, a.Recipient)
+	msg, err := e.mailFor(ctx, a)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	msg, err := e.roundMessage(a, m)
 	if err != nil {
 		return err
 	}
@@ -129,6 +125,23 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[queue.MailArgs]) e
 		e.log.InfoContext(ctx, "round mail sent", "call_id", a.CallID, "seq", a.Seq, "mail", a.Mail, "to", a.Recipient)
 	}
 	return nil
+}
+
+// mailFor reads what the mail a says and writes it: about a round, or,
+// for store.ApprovalSeq, about the call's approval.
+func (e *Engine) mailFor(ctx context.Context, a queue.MailArgs) (*gomail.Msg, error) {
+	if a.Seq == store.ApprovalSeq {
+		m, err := e.store.ApprovalMail(ctx, a.CallID, a.Recipient)
+		if err != nil {
+			return nil, err
+		}
+		return e.approvalMessage(a, m)
+	}
+	m, err := e.store.RoundMail(ctx, a.CallID, a.Seq, a.Recipient)
+	if err != nil {
+		return nil, err
+	}
+	return e.roundMessage(a, m)
 }
 
 // roundMessage writes the mail: who asks, through which call, the first
@@ -160,11 +173,16 @@ func (e *Engine) roundMessage(a queue.MailArgs, m *store.RoundMail) (*gomail.Msg
 		intro, plainText(m.Server), strings.ToUpper(what[:1])+what[1:], plainText(m.Target), m.Owner,
 		indent(plainText(question)), link, deadline, strings.TrimRight(e.cfg.PublicURL, "/")+"/account")
 
+	return e.mailMessage(m.Email, subject, body)
+}
+
+// mailMessage is a plain-text mail from Rounds to address.
+func (e *Engine) mailMessage(address, subject, body string) (*gomail.Msg, error) {
 	msg := gomail.NewMsg()
 	if err := msg.From(e.cfg.Mail.From); err != nil {
 		return nil, err
 	}
-	if err := msg.To(m.Email); err != nil {
+	if err := msg.To(address); err != nil {
 		return nil, err
 	}
 	msg.Subject(subject)

@@ -25,6 +25,29 @@ func (s *Server) Policy() (*approvals.Policy, error) {
 	return p, nil
 }
 
+// ServerPolicy is srv.Policy, compiled once per distinct set of rules on
+// this instance: a call's gate reads it without compiling CEL again.
+func (s *Store) ServerPolicy(srv *Server) (*approvals.Policy, error) {
+	key := string(srv.Approvals)
+	s.serversMu.Lock()
+	p, ok := s.policies[key]
+	s.serversMu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := srv.Policy()
+	if err != nil {
+		return nil, err
+	}
+	s.serversMu.Lock()
+	if s.policies == nil || len(s.policies) > 1000 {
+		s.policies = map[string]*approvals.Policy{}
+	}
+	s.policies[key] = p
+	s.serversMu.Unlock()
+	return p, nil
+}
+
 // policyJSON is p as stored: nil (SQL null) for no rules.
 func policyJSON(p *approvals.Policy) (json.RawMessage, error) {
 	if p.Empty() {

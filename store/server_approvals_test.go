@@ -36,6 +36,12 @@ func TestServerApprovals(t *testing.T) {
 	if err != nil || p.Text() != rules.Text() || srv.ApprovalsFromFile {
 		t.Fatalf("shop's rules = %q (from file %v, %v), want %q", p.Text(), srv.ApprovalsFromFile, err, rules.Text())
 	}
+	if cached, err := st.ServerPolicy(srv); err != nil || cached.Text() != rules.Text() {
+		t.Fatalf("ServerPolicy = %q, %v; want shop's rules", cached.Text(), err)
+	}
+	if again, _ := st.ServerPolicy(srv); again == nil || again != mustPolicy(t, st, srv) {
+		t.Fatal("ServerPolicy compiled the same rules twice")
+	}
 	log, err := st.AuditLog(ctx, store.AuditFilter{Action: "server.approvals", Target: "shop"})
 	if err != nil || len(log) != 1 {
 		t.Fatalf("audit log = %v, %v; want one server.approvals entry", log, err)
@@ -71,4 +77,13 @@ func TestServerApprovals(t *testing.T) {
 	if _, err := st.SetFileApprovals(ctx, map[string]*approvals.Policy{"gone": rules}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("rules for an unregistered server: %v, want not found", err)
 	}
+}
+
+func mustPolicy(t *testing.T, st *store.Store, srv *store.Server) *approvals.Policy {
+	t.Helper()
+	p, err := st.ServerPolicy(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

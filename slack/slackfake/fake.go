@@ -127,6 +127,7 @@ func New(tb testing.TB) *Fake {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/{method}", f.serveAPI)
 	mux.HandleFunc("/socket", f.socket.serve)
+	mux.HandleFunc("POST /response/{channel}/{ts}", f.serveResponseURL)
 	f.Server = httptest.NewServer(mux)
 	tb.Cleanup(func() {
 		f.socket.closeAll()

@@ -205,3 +205,58 @@ func TestSign(t *testing.T) {
 		t.Errorf("Sign = %s", got)
 	}
 }
+
+// TestPressInViewAndResponseURL: a button in a modal sends block_actions
+// from the view; a message button's response_url replaces the message.
+func TestPressInViewAndResponseURL(t *testing.T) {
+	f, a, api := setup(t)
+	ctx := context.Background()
+	if _, _, err := api.PostMessage("C1", slack.MsgOptionBlocks(approveBlocks...)); err != nil {
+		t.Fatal(err)
+	}
+	press, _ := f.Press("U1", f.Messages()[0], "approve")
+	v := testView()
+	v.Blocks.BlockSet = append([]slack.Block{slack.NewActionBlock("top",
+		slack.NewButtonBlockElement("decline", "r1", slack.NewTextBlockObject("plain_text", "Decline", false, false)))}, v.Blocks.BlockSet...)
+	if _, err := api.OpenView(press.TriggerID(), v); err != nil {
+		t.Fatal(err)
+	}
+	inView, err := f.PressInView("U1", f.Views()[0], "decline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Send(ctx, inView); err != nil {
+		t.Fatal(err)
+	}
+	cb := a.got[0]
+	if cb.Container.Type != "view" || cb.View.ID != f.Views()[0].ID || cb.ActionCallback.BlockActions[0].ActionID != "decline" {
+		t.Errorf("block_actions from a view = %+v", cb)
+	}
+	err = slack.PostWebhookContext(ctx, press["response_url"].(string), &slack.WebhookMessage{Text: "Approved", ReplaceOriginal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := f.Messages()[0]; m.Text != "Approved" || len(m.Blocks) != 0 || m.Updated != 1 {
+		t.Errorf("message after response_url = %+v", m)
+	}
+}
+
+// TestSlowReply: a reply after Slack's 3 seconds is a violation.
+func TestSlowReply(t *testing.T) {
+	f, a, api := setup(t)
+	if _, _, err := api.PostMessage("C1", slack.MsgOptionBlocks(approveBlocks...)); err != nil {
+		t.Fatal(err)
+	}
+	a.reply = func(slack.InteractionCallback) any {
+		<-time.After(slackfake.ReplyTimeout + 100*time.Millisecond) // an app that works too long before replying
+		return nil
+	}
+	press, _ := f.Press("U1", f.Messages()[0], "approve")
+	s, err := f.Send(context.Background(), press)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := f.Violations(); s.Took <= slackfake.ReplyTimeout || len(v) != 1 || v[0].Method != "interaction" {
+		t.Errorf("took %s, violations %v", s.Took, v)
+	}
+}

@@ -103,6 +103,7 @@ type Fake struct {
 	seq        int
 	calls      []Call
 	violations []Violation
+	late       []string // replies over ReplyTimeout
 	failures   map[string]*Failure
 	users      map[string]User // by ID
 	channels   map[string]bool

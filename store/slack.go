@@ -129,10 +129,31 @@ func (s *Store) SaveSlackMessage(ctx context.Context, callID string, seq int, m 
 	return err
 }
 
-// SlackMessages are the messages round seq was posted as.
+// SlackMessages are the messages round seq was posted as that no longer
+// ask for answers: all of them once the round has ended, and those posted
+// before it escalated while it waits for someone else.
 func (s *Store) SlackMessages(ctx context.Context, callID string, seq int) ([]SlackMessage, error) {
-	rows, _ := s.pool.Query(ctx, `select channel, ts from slack_messages where call_id = $1 and seq = $2 order by posted_at`, callID, seq)
+	rows, _ := s.pool.Query(ctx, `select m.channel, m.ts from slack_messages m
+		join rounds r on r.call_id = m.call_id and r.seq = m.seq
+		where m.call_id = $1 and m.seq = $2 and (r.status <> 'pending' or m.posted_at < r.escalated_at)
+		order by m.posted_at`, callID, seq)
 	return pgx.CollectRows(rows, pgx.RowToStructByName[SlackMessage])
+}
+
+// LinkSlackByEmail links slackUser to the enabled account whose trusted
+// address is email (and that has no Slack user yet): ErrNotFound when
+// none.
+func (s *Store) LinkSlackByEmail(ctx context.Context, email, slackUser string) (*SlackPerson, error) {
+	if email == "" || !slackUserID.MatchString(slackUser) {
+		return nil, notFound("account")
+	}
+	rows, _ := s.pool.Query(ctx, `update users set slack_user = $2, updated_at = now()
+		where id = (select id from users where lower(email) = lower($1) and email_trusted and not disabled and slack_user is null
+		            order by id limit 1)
+		  and not exists (select 1 from users where slack_user = $2)
+		returning name, is_admin`, email, slackUser)
+	p, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[SlackPerson])
+	return p, translate(err, "account")
 }
 
 // SlackRoundPosted says whether round seq already has a message in channel.

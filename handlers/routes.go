@@ -56,6 +56,13 @@ func (h *Handler) Routes() *echo.Echo {
 	if h.scim != nil {
 		e.Any("/scim/v2/*", echo.WrapHandler(h.scim))
 	}
+	if h.slack != nil {
+		if h.slack.TakesHTTP() {
+			e.POST(slackInteractions, echo.WrapHandler(h.slack))
+		}
+		e.GET("/slack/link", h.slackLinkShow)
+		e.POST("/slack/link", h.slackLink)
+	}
 
 	e.GET("/login", h.loginShow)
 	e.POST("/login", h.loginSubmit)

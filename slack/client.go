@@ -74,3 +74,7 @@ func New(o Options) *Service {
 
 // Wait waits for the answers stored after their interactions' replies.
 func (s *Service) Wait() { s.background.Wait() }
+
+// TakesHTTP says whether interactions come to /slack/interactions (a
+// signing secret is set) rather than only over Socket Mode.
+func (s *Service) TakesHTTP() bool { return s.o.SigningSecret != "" }

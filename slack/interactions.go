@@ -62,23 +62,42 @@ func (s *Service) Interact(ctx context.Context, cb *slackapi.InteractionCallback
 	return nil, nil
 }
 
-// person is the Rounds account of the Slack user behind cb: linked before,
-// or matched now by the address Slack has for them, when Rounds trusts
-// the same address on an account. nil when neither.
-func (s *Service) person(ctx context.Context, slackUser string) (*store.SlackPerson, error) {
+// person is the Rounds account of a Slack user: linked before, or matched
+// now by e-mail among those who may answer rounds assigned to who: an
+// account whose address Rounds trusts, that Slack finds as this user
+// (users.lookupByEmail). nil when neither.
+func (s *Service) person(ctx context.Context, slackUser, who string) (*store.SlackPerson, error) {
 	p, err := s.o.Store.UserBySlack(ctx, slackUser)
 	if !errors.Is(err, store.ErrNotFound) {
 		return p, err
 	}
-	u, err := s.api.GetUserInfoContext(ctx, slackUser)
+	unmatched, err := s.o.Store.SlackUnmatched(ctx, who)
 	if err != nil {
-		return nil, fmt.Errorf("users.info: %w", err)
+		return nil, err
 	}
-	p, err = s.o.Store.LinkSlackByEmail(ctx, u.Profile.Email, slackUser)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
+	for _, email := range unmatched {
+		u, err := s.api.GetUserByEmailContext(ctx, email)
+		if err != nil {
+			if isSlackError(err, "users_not_found") {
+				continue
+			}
+			return nil, fmt.Errorf("users.lookupByEmail: %w", err)
+		}
+		if u.ID == slackUser {
+			p, err := s.o.Store.LinkSlackByEmail(ctx, email, slackUser)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, nil
+			}
+			return p, err
+		}
 	}
-	return p, err
+	return nil, nil
+}
+
+// isSlackError says err is the Web API's {"ok":false,"error":code}.
+func isSlackError(err error, code string) bool {
+	var e slackapi.SlackErrorResponse
+	return errors.As(err, &e) && e.Err == code
 }
 
 // roundFor reads the call and round an interaction is about, and whether

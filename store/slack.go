@@ -140,6 +140,24 @@ func (s *Store) SlackMessages(ctx context.Context, callID string, seq int) ([]Sl
 	return pgx.CollectRows(rows, pgx.RowToStructByName[SlackMessage])
 }
 
+// SlackUnmatched are the people who may answer rounds assigned to
+// assignee (the person, or the team's members) who have a trusted address
+// and no Slack user yet, by name: at most 50.
+func (s *Store) SlackUnmatched(ctx context.Context, assignee string) (map[string]string, error) {
+	rows, _ := s.pool.Query(ctx, `select u.name, u.email from users u
+		where u.email_trusted and u.email <> '' and u.slack_user is null and not u.disabled
+		  and (u.name = $1 or exists (select 1 from team_members m join teams t on t.id = m.team_id
+		       where m.user_id = u.id and 'team:' || t.name = $1))
+		order by u.id limit 50`, assignee)
+	out := map[string]string{}
+	var name, email string
+	_, err := pgx.ForEachRow(rows, []any{&name, &email}, func() error {
+		out[name] = email
+		return nil
+	})
+	return out, err
+}
+
 // LinkSlackByEmail links slackUser to the enabled account whose trusted
 // address is email (and that has no Slack user yet): ErrNotFound when
 // none.

@@ -1,0 +1,86 @@
+package slack
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+
+	slackapi "github.com/slack-go/slack"
+
+	"github.com/mcp-rounds/rounds/round"
+)
+
+// submit takes a modal's submission within Slack's 3 seconds: Rounds' own
+// checks run at once, and what does not fit comes back in the reply as
+// Slack's field errors (response_action "errors"), the modal kept open.
+// An answer that fits closes the modal; it is stored, and the messages
+// updated, after the reply. A resent submission is taken once.
+func (s *Service) submit(ctx context.Context, cb *slackapi.InteractionCallback) (any, error) {
+	ref, ok := modalRound(&cb.View)
+	if !ok {
+		return nil, nil
+	}
+	call, r, err := s.read(ctx, ref.CallID, ref.Seq)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	person, err := s.person(ctx, cb.User.ID, assignee(call, r))
+	if err != nil {
+		return nil, err
+	}
+	_, _, may, err := s.roundFor(ctx, person, ref.CallID, ref.Seq)
+	if err != nil {
+		return nil, err
+	}
+	if !may {
+		return notice(forWhom(call, r)), nil
+	}
+	values := modalValues(call, r, &cb.View.State)
+	a, err := round.FormAnswer(call, r, values)
+	if errors.Is(err, round.ErrNotWaiting) {
+		return notice(notWaiting(r)), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !a.Fits() {
+		return slackapi.NewErrorsViewSubmissionResponse(modalErrors(a)), nil
+	}
+	// The same view submitted with the same state is one submission, however
+	// often Slack sends it; a corrected one after field errors is another.
+	state, _ := json.Marshal(cb.View.State)
+	sum := sha256.Sum256(state)
+	first, err := s.o.Store.TakeSlackInteraction(ctx, "view:"+cb.View.ID+":"+hex.EncodeToString(sum[:8]))
+	if err != nil || !first {
+		return nil, err
+	}
+	user := cb.User.ID
+	s.later(ctx, func(ctx context.Context) {
+		if msg := s.store(ctx, person, ref.CallID, ref.Seq, values); msg != "" {
+			s.tell(ctx, user, msg)
+		}
+	})
+	return nil, nil
+}
+
+// notice replaces the modal with a sentence: why the answer is not taken.
+func notice(text string) *slackapi.ViewSubmissionResponse {
+	return slackapi.NewUpdateViewSubmissionResponse(&slackapi.ModalViewRequest{
+		Type:  slackapi.VTModal,
+		Title: slackapi.NewTextBlockObject(slackapi.PlainTextType, "Rounds", false, false),
+		Close: slackapi.NewTextBlockObject(slackapi.PlainTextType, "Close", false, false),
+		Blocks: slackapi.Blocks{BlockSet: []slackapi.Block{
+			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, text, false, false), nil, nil),
+		}},
+	})
+}
+
+// tell says something to a person in their direct messages with the app:
+// what became of an answer given from a modal, which has no channel.
+func (s *Service) tell(ctx context.Context, user, text string) {
+	if _, _, err := s.api.PostMessageContext(ctx, user, slackapi.MsgOptionText(text, false)); err != nil {
+		s.o.Log.WarnContext(ctx, "slack: could not tell a person what became of their answer", "err", err)
+	}
+}

@@ -153,6 +153,7 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/teams/:team/members", h.adminTeamMemberAdd)
 	admin.POST("/teams/:team/members/remove", h.adminTeamMemberRemove)
 	admin.POST("/teams/:team/delete", h.adminTeamDelete)
+	admin.POST("/teams/:team/slack", h.adminTeamSlack)
 	admin.GET("/provisioning", h.adminProvisioning)
 	admin.POST("/provisioning/revoke", h.adminProvisionTokenRevoke)
 	admin.POST("/calls/:id/assignee", h.adminCallReassign)

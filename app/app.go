@@ -166,13 +166,15 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 	locals := localServers(servers)
 	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: cfg.Version, RequestTimeout: cfg.RequestTimeout, Locals: locals})
 	ecfg := engineConfig(cfg, db, locals, publicURL, log)
+	ecfg.InstanceID = engine.NewInstanceID() // Slack's audit entries name it too
 	var eng *engine.Engine
-	sl := slackService(cfg, db.store, keys, publicURL, ecfg.Metrics, log, func(ctx context.Context, a store.Answer) (*store.Call, error) {
+	sl := slackService(cfg, db.store, keys, publicURL, ecfg.InstanceID, ecfg.Metrics, log, func(ctx context.Context, a store.Answer) (*store.Call, error) {
 		return eng.Answer(ctx, a) // set below, before any interaction or job runs
 	})
 	if sl != nil {
 		ecfg.AddWorkers = sl.AddWorkers
 	}
+
 	eng, err := engine.New(db.pools.main, db.store, mc, ecfg, log)
 	if err != nil {
 		return nil, err
@@ -459,12 +461,12 @@ func verifyOAuth(as *authserver.Server) func(ctx context.Context, token string) 
 
 // slackService is Rounds in Slack, or nil when SLACK_BOT_TOKEN is unset.
 // answer is the engine's, which is built after it (it runs Slack's jobs).
-func slackService(cfg Config, st *store.Store, k keys, publicURL string, m *metrics.Metrics, log *slog.Logger,
+func slackService(cfg Config, st *store.Store, k keys, publicURL, instanceID string, m *metrics.Metrics, log *slog.Logger,
 	answer func(context.Context, store.Answer) (*store.Call, error)) *slack.Service {
 	if !cfg.Slack.On() {
 		return nil
 	}
 	return slack.New(slack.Options{Store: st, BotToken: cfg.Slack.BotToken, SigningSecret: cfg.Slack.SigningSecret,
 		AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL, PublicURL: publicURL, LinkKey: k.slackLink,
-		Answer: answer, Metrics: m, Log: log, Timeout: cfg.RequestTimeout})
+		Answer: answer, Metrics: m, Log: log, Timeout: cfg.RequestTimeout, InstanceID: instanceID})
 }

@@ -313,12 +313,10 @@ func (c cli) teamChannel(ctx context.Context) error {
 		return err
 	}
 	if c.args[1] == "" {
-		fmt.Fprintf(c.stdout, "team %s's rounds are posted to no Slack channel
-", c.args[0])
+		fmt.Fprintf(c.stdout, "team %s's rounds are posted to no Slack channel\n", c.args[0])
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "team %s's rounds are posted to Slack channel %s
-", c.args[0], c.args[1])
+	fmt.Fprintf(c.stdout, "team %s's rounds are posted to Slack channel %s\n", c.args[0], c.args[1])
 	return nil
 }
 

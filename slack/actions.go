@@ -16,11 +16,12 @@ import (
 // the modal (within the 3 seconds its trigger lasts); a yes, a no or a
 // choice answers at once, after the reply; a link button needs nothing.
 func (s *Service) action(ctx context.Context, cb *slackapi.InteractionCallback, a *slackapi.BlockAction) error {
-	p, ok := parseAction(a)
-	if !ok {
-		return nil // a URL button (Open in Rounds, Link my account)
+	b, ok := ParseButton(a.ActionID)
+	ref, refOK := parseRef(a.Value)
+	if !ok || !refOK || b.Action == ActionOpen {
+		return nil // a link (Open in Rounds, Link my account), or not Rounds'
 	}
-	call, r, err := s.read(ctx, p.CallID, p.Seq)
+	call, r, err := s.read(ctx, ref.CallID, ref.Seq)
 	if err != nil || r == nil {
 		return err
 	}
@@ -31,25 +32,25 @@ func (s *Service) action(ctx context.Context, cb *slackapi.InteractionCallback, 
 	if person == nil {
 		return s.askToLink(ctx, cb)
 	}
-	_, _, may, err := s.roundFor(ctx, person, p.CallID, p.Seq)
-	if err != nil {
-		return err
-	}
-	if !may {
+	if _, _, may, err := s.roundFor(ctx, person, ref.CallID, ref.Seq); err != nil || !may {
+		if err != nil {
+			return err
+		}
 		return s.ephemeral(ctx, cb, forWhom(call, r))
 	}
 	if msg := notWaiting(r); msg != "" {
 		return s.ephemeral(ctx, cb, msg)
 	}
-	if p.Values == nil {
-		view, err := roundModal(call, r)
-		if err != nil {
-			return err
-		}
-		if _, err := s.api.OpenViewContext(ctx, cb.TriggerID, view); err != nil {
-			return fmt.Errorf("views.open: %w", err)
-		}
-		return nil
+	qs, err := questions(call, r)
+	if err != nil {
+		return err
+	}
+	if b.Action == ActionAnswer {
+		return s.openModal(ctx, cb, call, r)
+	}
+	values, ok := QuickValues(qs, b)
+	if !ok {
+		return s.ephemeral(ctx, cb, "This button no longer fits the round: open it in Rounds.")
 	}
 	// Slack resends a press it got no reply to; the resend is taken once.
 	first, err := s.o.Store.TakeSlackInteraction(ctx, "action:"+cb.User.ID+":"+a.ActionTs)
@@ -57,10 +58,33 @@ func (s *Service) action(ctx context.Context, cb *slackapi.InteractionCallback, 
 		return err
 	}
 	s.later(ctx, func(ctx context.Context) {
-		if msg := s.store(ctx, person, p.CallID, p.Seq, p.Values); msg != "" {
+		if msg := s.store(ctx, person, ref.CallID, ref.Seq, values); msg != "" {
 			_ = s.ephemeral(ctx, cb, msg)
 		}
 	})
+	return nil
+}
+
+// openModal opens the round's modal on the trigger of the press: Slack
+// gives 3 seconds. A press from inside the modal (Decline, Cancel) has
+// answered above; a round that cannot be shown faithfully is sent to
+// Rounds.
+func (s *Service) openModal(ctx context.Context, cb *slackapi.InteractionCallback, call *store.Call, r *store.Round) error {
+	a, err := ask(call, r, s.o.PublicURL)
+	if err != nil {
+		return err
+	}
+	view, err := Modal(a)
+	var nf *NotFit
+	if errors.As(err, &nf) {
+		return s.ephemeral(ctx, cb, "Answer this in Rounds: "+nf.Reason+" "+a.URL)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := s.api.OpenViewContext(ctx, cb.TriggerID, view); err != nil {
+		return fmt.Errorf("views.open: %w", err)
+	}
 	return nil
 }
 
@@ -92,9 +116,15 @@ func (s *Service) store(ctx context.Context, person *store.SlackPerson, callID s
 			if !a.Fits() {
 				return store.Decision{}, errUnfit
 			}
+			outcome, n := round.Outcome(a.Responses)
+			detail := map[string]any{"seq": seq, "server": at.Call.ServerName, "via": "slack",
+				"accept": n.Accept, "decline": n.Decline, "cancel": n.Cancel}
+			if at.Call.Assignee != nil {
+				detail["assignee"] = *at.Call.Assignee
+			}
 			return store.Decision{Responses: a.Responses, By: person.Name, Refusal: a.Refusal,
-				Audit: []store.AuditEntry{{Actor: person.Name, Action: "round.answered", Target: callID,
-					Detail: map[string]any{"seq": seq, "via": "slack"}}}}, nil
+				Audit: []store.AuditEntry{{Instance: s.o.InstanceID, Actor: person.Name, Action: "round." + outcome,
+					Target: callID, Detail: detail}}}, nil
 		}})
 	var se *store.Error
 	switch {

@@ -1,10 +1,11 @@
-// Package slack is Rounds in Slack: rounds posted to the people and teams
-// they wait for, answered from the message or a modal built from the
-// round's questions, and the messages kept in step with the round wherever
-// it is answered (docs/slack.md). Interactions come signed over HTTP
-// (/slack/interactions) or over Socket Mode; posting and updating are River
-// jobs, so a Slack outage never holds up an answer in Rounds.
 package slack
+
+// The Slack app itself: rounds posted to the people and teams they wait
+// for, answered from the message or the modal, and the messages kept in
+// step with the round wherever it is answered (docs/slack.md).
+// Interactions come signed over HTTP (/slack/interactions) or over Socket
+// Mode; posting and updating are River jobs, so a Slack outage never
+// holds up an answer in Rounds.
 
 import (
 	"context"
@@ -35,6 +36,8 @@ type Options struct {
 	Answer  func(context.Context, store.Answer) (*store.Call, error)
 	Metrics *metrics.Metrics
 	Log     *slog.Logger
+	// InstanceID names this instance in the audit log.
+	InstanceID string
 	// Timeout bounds one Web API call.
 	Timeout time.Duration
 	// Now is the clock; time.Now when nil.

@@ -130,7 +130,10 @@ func (s *Service) update(ctx context.Context, callID string, seq int) error {
 	if err != nil || len(msgs) == 0 {
 		return err
 	}
-	blocks, text := endedMessage(call, r, s.o.PublicURL)
+	blocks, text, err := endedMessage(call, r, s.o.PublicURL)
+	if err != nil {
+		return err
+	}
 	for _, m := range msgs {
 		_, _, _, err := s.api.UpdateMessageContext(ctx, m.Channel, m.TS, slackapi.MsgOptionBlocks(blocks...), slackapi.MsgOptionText(text, false))
 		if err != nil && !isSlackError(err, "message_not_found") && !isSlackError(err, "channel_not_found") {

@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/mcp-rounds/rounds/round"
+	"github.com/mcp-rounds/rounds/store"
 )
 
 // submit takes a modal's submission within Slack's 3 seconds: Rounds' own
@@ -18,8 +20,8 @@ import (
 // An answer that fits closes the modal; it is stored, and the messages
 // updated, after the reply. A resent submission is taken once.
 func (s *Service) submit(ctx context.Context, cb *slackapi.InteractionCallback) (any, error) {
-	ref, ok := modalRound(&cb.View)
-	if !ok {
+	ref, ok := parseRef(cb.View.PrivateMetadata)
+	if !ok || cb.View.CallbackID != CallbackID {
 		return nil, nil
 	}
 	call, r, err := s.read(ctx, ref.CallID, ref.Seq)
@@ -35,18 +37,29 @@ func (s *Service) submit(ctx context.Context, cb *slackapi.InteractionCallback) 
 		return nil, err
 	}
 	if !may {
-		return notice(forWhom(call, r)), nil
+		return noticeView(forWhom(call, r)), nil
 	}
-	values := modalValues(call, r, &cb.View.State)
+	if msg := notWaiting(r); msg != "" {
+		return noticeView(msg), nil
+	}
+	qs, err := questions(call, r)
+	if err != nil {
+		return nil, err
+	}
+	values := Values(qs, cb.View.State)
 	a, err := round.FormAnswer(call, r, values)
 	if errors.Is(err, round.ErrNotWaiting) {
-		return notice(notWaiting(r)), nil
+		return noticeView(store.NotWaitingMessage), nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !a.Fits() {
-		return slackapi.NewErrorsViewSubmissionResponse(modalErrors(a)), nil
+		byBlock, rest := FieldErrors(a.Questions)
+		if len(byBlock) == 0 {
+			return noticeView(strings.Join(append(rest, "Answer this in Rounds."), " ")), nil
+		}
+		return ErrorsResponse(byBlock), nil
 	}
 	// The same view submitted with the same state is one submission, however
 	// often Slack sends it; a corrected one after field errors is another.
@@ -65,8 +78,8 @@ func (s *Service) submit(ctx context.Context, cb *slackapi.InteractionCallback) 
 	return nil, nil
 }
 
-// notice replaces the modal with a sentence: why the answer is not taken.
-func notice(text string) *slackapi.ViewSubmissionResponse {
+// noticeView replaces the modal with a sentence: why the answer is not taken.
+func noticeView(text string) *slackapi.ViewSubmissionResponse {
 	return slackapi.NewUpdateViewSubmissionResponse(&slackapi.ModalViewRequest{
 		Type:  slackapi.VTModal,
 		Title: slackapi.NewTextBlockObject(slackapi.PlainTextType, "Rounds", false, false),

@@ -93,7 +93,11 @@ func noticeView(text string) *slackapi.ViewSubmissionResponse {
 // tell says something to a person in their direct messages with the app:
 // what became of an answer given from a modal, which has no channel.
 func (s *Service) tell(ctx context.Context, user, text string) {
-	if _, _, err := s.api.PostMessageContext(ctx, user, slackapi.MsgOptionText(text, false)); err != nil {
+	ch, _, _, err := s.api.OpenConversationContext(ctx, &slackapi.OpenConversationParameters{Users: []string{user}})
+	if err == nil {
+		_, _, err = s.api.PostMessageContext(ctx, ch.ID, slackapi.MsgOptionText(text, false))
+	}
+	if err != nil {
 		s.o.Log.WarnContext(ctx, "slack: could not tell a person what became of their answer", "err", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -73,9 +75,13 @@ func (w *slackWorld) start(t *testing.T) *instance {
 
 // startFor starts a call of the demo's tool assigned to assignee.
 func (w *slackWorld) startFor(base, tool, assignee string) apiCall {
+	args := "{}"
+	if tool == "confirm_delete" {
+		args = `{"path":"/tmp/report.txt"}`
+	}
 	w.c.t.Helper()
 	status, b := w.c.do("POST", base+"/api/v1/calls", "application/json",
-		`{"server":"demo","tool":"`+tool+`","arguments":{},"assignee":"`+assignee+`"}`)
+		`{"server":"demo","tool":"`+tool+`","arguments":`+args+`,"assignee":"`+assignee+`"}`)
 	if status != http.StatusCreated {
 		w.c.t.Fatalf("start %s: %d %s", tool, status, b)
 	}
@@ -265,5 +271,227 @@ func TestSlackFieldErrorAndRetry(t *testing.T) {
 			t.Errorf("the resend was answered again: %q", c.Arg("text"))
 		}
 	}
+	w.noViolations(t)
+}
+
+// buttonURL is the URL of the button actionID in blocks ("" when none).
+func buttonURL(blocks []any, actionID string) string {
+	for _, b := range blocks {
+		bm, _ := b.(map[string]any)
+		els, _ := bm["elements"].([]any)
+		for _, e := range els {
+			em, _ := e.(map[string]any)
+			if em["action_id"] == actionID {
+				u, _ := em["url"].(string)
+				return u
+			}
+		}
+	}
+	return ""
+}
+
+// TestSlackStrangerLinksAndIsRefused: Bob, whom Rounds cannot match by a
+// trusted address, presses Answer on the ops channel's round: he is asked
+// to link his account, from a button to a Rounds page that asks him to
+// sign in first and links only when he confirms, once. Linked, he is a
+// stranger to the round: "This question is for the team ops."
+func TestSlackStrangerLinksAndIsRefused(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorld(t, false)
+	a := w.start(t)
+	call := w.startFor(a.URL, "collect_user_info", "team:ops")
+	m := w.message(t, opsRoom)
+	w.press(t, a, bobSlack, m, slack.ActionAnswer)
+	e := w.ephemeral(t, bobSlack, "Link your Rounds account")
+	link := buttonURL(e.Blocks, "link")
+	if !strings.HasPrefix(link, a.URL+"/slack/link?t=") {
+		t.Fatalf("link button = %q", link)
+	}
+	if n := len(w.fake.Views()); n != 0 {
+		t.Fatalf("%d modals opened for a person Rounds does not know", n)
+	}
+
+	// The link signs nobody in: it sends Bob to sign in, and back.
+	bob := &client{t: t}
+	bob.jar, _ = cookiejar.New(nil)
+	status, _ := bob.do("GET", link, "", "")
+	if status != http.StatusSeeOther {
+		t.Fatalf("the link without a session: %d, want a redirect to sign in", status)
+	}
+	bob.login(a.URL, "bob", adminPassword)
+	status, page := bob.do("GET", link, "", "")
+	if status != http.StatusOK || !strings.Contains(string(page), "Link to bob") {
+		t.Fatalf("link page: %d %s", status, page)
+	}
+	token := strings.TrimPrefix(link, a.URL+"/slack/link?t=")
+	token, _ = url.QueryUnescape(token)
+	status, page = bob.post(a.URL+"/slack/link", url.Values{"t": {token}})
+	if status != http.StatusOK || !strings.Contains(string(page), `data-testid="slack-linked"`) {
+		t.Fatalf("linking: %d %s", status, page)
+	}
+	if status, _ := bob.post(a.URL+"/slack/link", url.Values{"t": {token}}); status != http.StatusConflict {
+		t.Errorf("the same link used again: %d, want 409", status)
+	}
+
+	w.press(t, a, bobSlack, m, slack.ActionAnswer)
+	w.ephemeral(t, bobSlack, "This question is for the team ops.")
+	if n := len(w.fake.Views()); n != 0 {
+		t.Fatalf("a stranger got the modal")
+	}
+	if got := w.c.waitFor(a.URL, call.ID, 5*time.Second, roundIs(1)); got.Status != "input_required" {
+		t.Fatalf("call = %+v", got)
+	}
+	w.noViolations(t)
+}
+
+// TestSlackDirectMessageAndOneTruth: a round for Ada goes to her by
+// direct message, found by the address an admin set. Answered on the
+// Rounds side (the API, as the page would), its message is updated
+// (chat.update: who, buttons gone), and a press of its old button is told
+// who answered when.
+func TestSlackDirectMessageAndOneTruth(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorld(t, false)
+	a, b := w.start(t), w.start(t)
+	call := w.startFor(a.URL, "confirm_delete", "ada")
+	if opened := w.fake.Calls("conversations.open"); len(opened) > 1 {
+		t.Fatalf("conversations.open %d times", len(opened))
+	}
+	m := w.message(t, "D0ADA")
+	if buttonURL(m.Blocks, slack.ActionOpen) == "" {
+		t.Errorf("no Open in Rounds button: %v", m.Blocks)
+	}
+	w.c.waitFor(b.URL, call.ID, 10*time.Second, roundIs(1))
+	if status, body := w.c.answer(b.URL, call.ID, 1, `{"confirm":{"action":"accept","content":{"confirm":false}}}`); status != http.StatusAccepted {
+		t.Fatalf("answer: %d %s", status, body)
+	}
+	up := w.updated(t, m)
+	if !strings.Contains(up.Text, "Answered by admin") || strings.Contains(fmt.Sprint(up.Blocks), slack.ActionYes) {
+		t.Errorf("updated message = %q %v", up.Text, up.Blocks)
+	}
+	w.press(t, a, adaSlack, m, slack.ActionYes)
+	w.ephemeral(t, adaSlack, "Already answered by admin at")
+	done := w.c.waitFor(a.URL, call.ID, 10*time.Second, isDone)
+	if got := resultText(t, done.Result); !strings.HasPrefix(got, "Kept") {
+		t.Errorf("result = %q: the late press answered", got)
+	}
+	w.noViolations(t)
+}
+
+// TestSlackButtonsAnswerInPlace: a yes/no round is answered from the
+// message's Yes button, the same way as the page's.
+func TestSlackButtonsAnswerInPlace(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorld(t, false)
+	a := w.start(t)
+	call := w.startFor(a.URL, "confirm_delete", "team:ops")
+	m := w.message(t, opsRoom)
+	w.press(t, a, adaSlack, m, slack.ActionYes)
+	done := w.c.waitFor(a.URL, call.ID, 15*time.Second, isDone)
+	if got := resultText(t, done.Result); !strings.HasPrefix(got, "Deleted") {
+		t.Errorf("result = %q", got)
+	}
+	if up := w.updated(t, m); !strings.Contains(up.Text, "Answered by ada") {
+		t.Errorf("updated message = %q", up.Text)
+	}
+	w.noViolations(t)
+}
+
+// TestSlackOpenInRounds: a question Slack cannot show faithfully (a URL
+// to open) is posted with Open in Rounds and no Answer.
+func TestSlackOpenInRounds(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorld(t, false)
+	a := w.start(t)
+	call := w.startFor(a.URL, "connect_account", "team:ops")
+	m := w.message(t, opsRoom)
+	if got := buttonURL(m.Blocks, slack.ActionOpen); got != a.URL+"/calls/"+call.ID {
+		t.Errorf("Open in Rounds = %q", got)
+	}
+	if strings.Contains(fmt.Sprint(m.Blocks), slack.ActionAnswer) {
+		t.Errorf("a URL question got an Answer button: %v", m.Blocks)
+	}
+	w.noViolations(t)
+}
+
+// TestSlackRefusesUnsigned: a request to /slack/interactions with a wrong
+// signature, or signed more than 5 minutes ago, gets 401 and is counted.
+func TestSlackRefusesUnsigned(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorld(t, false)
+	a := w.start(t)
+	call := w.startFor(a.URL, "confirm_delete", "team:ops")
+	m := w.message(t, opsRoom)
+	p, err := w.fake.Press(adaSlack, m, slack.ActionYes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.fake.InteractionURL = a.URL + "/slack/interactions"
+	ctx := context.Background()
+	bad, err := w.fake.SendSigned(ctx, p.Encode(), "not-the-secret", time.Now(), nil)
+	if err != nil || bad.Status != http.StatusUnauthorized {
+		t.Fatalf("wrong secret: %v %+v", err, bad)
+	}
+	old, err := w.fake.SendSigned(ctx, p.Encode(), slackfake.SigningSecret, time.Now().Add(-6*time.Minute), nil)
+	if err != nil || old.Status != http.StatusUnauthorized {
+		t.Fatalf("old timestamp: %v %+v", err, old)
+	}
+	_, metrics := w.c.do("GET", a.URL+"/metrics", "", "")
+	for _, want := range []string{`rounds_slack_refused_total{reason="signature"} 1`, `rounds_slack_refused_total{reason="timestamp"} 1`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if got := w.c.waitFor(a.URL, call.ID, 5*time.Second, roundIs(1)); got.Status != "input_required" {
+		t.Fatalf("a refused press answered: %+v", got)
+	}
+}
+
+// TestSlackSocketMode: without a public address, interactions come over
+// Socket Mode (apps.connections.open and its WebSocket): the modal opens,
+// a field error rides back in the ack, and the corrected answer is taken.
+func TestSlackSocketMode(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorld(t, true)
+	a := w.start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := w.fake.WaitSocket(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	call := w.startFor(a.URL, "collect_user_info", "team:ops")
+	m := w.message(t, opsRoom)
+	p, err := w.fake.Press(adaSlack, m, slack.ActionAnswer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.fake.SendSocket(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	v := w.view(t, 1)
+	p, err = w.fake.Submit(adaSlack, v, map[string]any{slack.BlockID(0, 1): "36"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack, err := w.fake.SendSocket(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	action, errs := (&slackfake.Sent{Body: ack}).ResponseAction()
+	if action != "errors" || errs[slack.BlockID(0, 0)] == "" {
+		t.Fatalf("ack = %s, want an error on the name", ack)
+	}
+	p, err = w.fake.Submit(adaSlack, v, map[string]any{slack.BlockID(0, 0): "Ada", slack.BlockID(0, 1): "36"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.fake.SendSocket(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	done := w.c.waitFor(a.URL, call.ID, 15*time.Second, isDone)
+	if got := resultText(t, done.Result); got != "Hello, Ada! You are 36." {
+		t.Errorf("result = %q", got)
+	}
+	w.updated(t, m)
 	w.noViolations(t)
 }

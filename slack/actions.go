@@ -58,8 +58,14 @@ func (s *Service) action(ctx context.Context, cb *slackapi.InteractionCallback, 
 		return err
 	}
 	s.later(ctx, func(ctx context.Context) {
-		if msg := s.store(ctx, person, ref.CallID, ref.Seq, values); msg != "" {
-			_ = s.ephemeral(ctx, cb, msg)
+		msg := s.store(ctx, person, ref.CallID, ref.Seq, values)
+		if msg == "" && cb.View.ID != "" { // the modal's Decline or Cancel
+			msg = map[string]string{ActionDecline: "Declined.", ActionCancel: "Cancelled."}[b.Action]
+		}
+		if msg != "" {
+			if err := s.ephemeral(ctx, cb, msg); err != nil {
+				s.o.Log.WarnContext(ctx, "slack: could not tell a person what became of their answer", "err", err)
+			}
 		}
 	})
 	return nil

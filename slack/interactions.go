@@ -154,8 +154,14 @@ func notWaiting(r *store.Round) string {
 	return store.NotWaitingMessage
 }
 
-// ephemeral tells one person something in the channel they pressed in.
+// ephemeral tells one person something where they pressed: in the
+// channel, only to them, or, for a press inside a modal (Decline,
+// Cancel), in the modal itself.
 func (s *Service) ephemeral(ctx context.Context, cb *slackapi.InteractionCallback, text string, blocks ...slackapi.Block) error {
+	if cb.View.ID != "" {
+		_, err := s.api.UpdateViewContext(ctx, *noticeView(text).View, "", cb.View.Hash, cb.View.ID)
+		return err
+	}
 	opts := []slackapi.MsgOption{slackapi.MsgOptionText(text, false)}
 	if len(blocks) > 0 {
 		opts = append(opts, slackapi.MsgOptionBlocks(blocks...))

@@ -147,7 +147,9 @@ func (SlackPostArgs) Kind() string { return "slack_post" }
 const SlackAttempts = 12
 
 // InsertOpts retries a post Slack did not take.
-func (SlackPostArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: SlackAttempts} }
+func (SlackPostArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: SlackAttempts}
+}
 
 // SlackUpdateArgs is the job that updates the Slack messages of round Seq
 // of a call to what the round is now: answered (by whom, when), expired,
@@ -161,4 +163,6 @@ type SlackUpdateArgs struct {
 func (SlackUpdateArgs) Kind() string { return "slack_update" }
 
 // InsertOpts retries an update Slack did not take.
-func (SlackUpdateArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: SlackAttempts} }
+func (SlackUpdateArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: SlackAttempts}
+}

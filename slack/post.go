@@ -60,6 +60,10 @@ func (s *Service) post(ctx context.Context, callID string, seq int) error {
 		return err
 	}
 	channel, err := s.channel(ctx, callID, seq)
+	if gone := permanent(err); gone != "" {
+		s.o.Log.WarnContext(ctx, "slack: a round's person could not be reached", "call_id", callID, "seq", seq, "error", gone)
+		return nil
+	}
 	if err != nil || channel == "" {
 		return err
 	}
@@ -71,6 +75,12 @@ func (s *Service) post(ctx context.Context, callID string, seq int) error {
 		return err
 	}
 	ch, ts, err := s.api.PostMessageContext(ctx, channel, slackapi.MsgOptionBlocks(blocks...), slackapi.MsgOptionText(text, false))
+	if gone := permanent(err); gone != "" {
+		// Trying again would not help: the admin must invite the app or
+		// fix the team's channel.
+		s.o.Log.WarnContext(ctx, "slack: a round could not be posted", "call_id", callID, "seq", seq, "channel", channel, "error", gone)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("chat.postMessage: %w", err)
 	}
@@ -157,4 +167,15 @@ func (s *Service) read(ctx context.Context, callID string, seq int) (*store.Call
 		return nil, nil, nil
 	}
 	return nil, nil, err
+}
+
+// permanent is the Web API's error code when posting to a channel can
+// never work as things are ("" for any other error, or none).
+func permanent(err error) string {
+	for _, code := range []string{"channel_not_found", "not_in_channel", "is_archived", "user_not_found"} {
+		if isSlackError(err, code) {
+			return code
+		}
+	}
+	return ""
 }

@@ -68,14 +68,18 @@ type SlackTarget struct {
 	Channel string
 }
 
-// SlackTarget reads where round seq of a call is posted in Slack.
+// SlackTarget reads where round seq of a call is posted in Slack: nowhere
+// for a round that is gone or asks the agent.
 func (s *Store) SlackTarget(ctx context.Context, callID string, seq int) (SlackTarget, error) {
 	var who string
 	err := s.pool.QueryRow(ctx, `select case when r.asks = 'owner' then c.owner else coalesce(c.assignee, c.owner) end
 		from calls c join rounds r on r.call_id = c.id where c.id = $1 and r.seq = $2 and r.asks is distinct from 'agent'`,
 		callID, seq).Scan(&who)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return SlackTarget{}, nil // gone, or the agent's to answer
+	}
 	if err != nil {
-		return SlackTarget{}, translate(err, "round")
+		return SlackTarget{}, err
 	}
 	if team, ok := strings.CutPrefix(who, TeamPrefix); ok {
 		var channel string

@@ -495,3 +495,26 @@ func TestSlackSocketMode(t *testing.T) {
 	w.updated(t, m)
 	w.noViolations(t)
 }
+
+// TestSlackOutage: Slack rate-limits the post and fails the update; the
+// round is answered in Rounds all the same, and the jobs get through once
+// Slack is back.
+func TestSlackOutage(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorld(t, false)
+	a := w.start(t)
+	w.fake.Fail("chat.postMessage", slackfake.Failure{Error: "ratelimited", Status: http.StatusTooManyRequests, RetryAfter: time.Second, Times: 1})
+	w.fake.Fail("chat.update", slackfake.Failure{Status: http.StatusInternalServerError, Times: 1})
+	call := w.startFor(a.URL, "confirm_delete", "team:ops")
+	m := w.message(t, opsRoom)
+	if n := len(w.fake.Calls("chat.postMessage")); n < 2 {
+		t.Errorf("chat.postMessage called %d times: the rate limit was not waited out", n)
+	}
+	if status, body := w.c.answer(a.URL, call.ID, 1, `{"confirm":{"action":"accept","content":{"confirm":true}}}`); status != http.StatusAccepted {
+		t.Fatalf("answer while Slack fails: %d %s", status, body)
+	}
+	w.c.waitFor(a.URL, call.ID, 10*time.Second, isDone)
+	if up := w.updated(t, m); !strings.Contains(up.Text, "Answered by admin") {
+		t.Errorf("updated message = %q", up.Text)
+	}
+}

@@ -142,7 +142,7 @@ type SlackPostArgs struct {
 func (SlackPostArgs) Kind() string { return "slack_post" }
 
 // SlackAttempts is how many times a Slack post or update is tried; the
-// engine's backoff spreads them over about a day, so an outage of Slack
+// River's backoff spreads them over about half a day, so an outage of Slack
 // delays its messages, never an answer in Rounds.
 const SlackAttempts = 12
 

@@ -33,7 +33,7 @@ func (w *postWorker) Timeout(*river.Job[queue.SlackPostArgs]) time.Duration { re
 // Work posts the round where it goes; a round that no longer waits, or
 // that goes to nobody Slack knows, is posted nowhere.
 func (w *postWorker) Work(ctx context.Context, job *river.Job[queue.SlackPostArgs]) error {
-	return w.s.post(ctx, job.Args.CallID, job.Args.Seq)
+	return waitIfLimited(w.s.post(ctx, job.Args.CallID, job.Args.Seq))
 }
 
 type updateWorker struct {
@@ -48,7 +48,17 @@ func (w *updateWorker) Timeout(*river.Job[queue.SlackUpdateArgs]) time.Duration 
 
 // Work updates the round's messages to what the round is now.
 func (w *updateWorker) Work(ctx context.Context, job *river.Job[queue.SlackUpdateArgs]) error {
-	return w.s.update(ctx, job.Args.CallID, job.Args.Seq)
+	return waitIfLimited(w.s.update(ctx, job.Args.CallID, job.Args.Seq))
+}
+
+// waitIfLimited has a job Slack rate-limited wait as long as Slack's
+// Retry-After asks, without spending an attempt.
+func waitIfLimited(err error) error {
+	var rl *slackapi.RateLimitedError
+	if errors.As(err, &rl) {
+		return river.JobSnooze(max(rl.RetryAfter, time.Second))
+	}
+	return err
 }
 
 // post posts round seq of a call: by direct message to the person it is

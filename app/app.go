@@ -27,6 +27,7 @@ import (
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
 	"github.com/mcp-rounds/rounds/provision"
+	"github.com/mcp-rounds/rounds/slack"
 	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
 )
@@ -42,7 +43,11 @@ type App struct {
 	handler  *handlers.Handler
 	agents   *agents.Door
 	oauth    *authserver.Server
-	log      *slog.Logger
+	// slack is Rounds in Slack (nil when off); socketMode takes its
+	// interactions over Socket Mode.
+	slack      *slack.Service
+	socketMode bool
+	log        *slog.Logger
 }
 
 // Start opens the database, migrates it, registers the configured servers,
@@ -99,7 +104,7 @@ func openDatabase(ctx context.Context, cfg Config, log *slog.Logger) (*database,
 		db.replica = store.NewReplica(dbs.read, cfg.ReadMaxLag, log)
 	}
 	db.store, err = store.New(dbs.main, store.Options{Notifier: db.notifier, Replica: db.replica,
-		Reach: store.ReachOptions{Mail: cfg.Mail != nil, CallJSON: apiv1.CallJSON}})
+		Reach: store.ReachOptions{Mail: cfg.Mail != nil, Slack: cfg.Slack.On(), CallJSON: apiv1.CallJSON}})
 	if err != nil {
 		dbs.Close()
 		return nil, err
@@ -161,7 +166,17 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 	}
 	locals := localServers(servers)
 	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: cfg.Version, RequestTimeout: cfg.RequestTimeout, Locals: locals})
-	eng, err := engine.New(db.pools.main, db.store, mc, engineConfig(cfg, db, locals, publicURL, log), log)
+	ecfg := engineConfig(cfg, db, locals, publicURL, log)
+	ecfg.InstanceID = engine.NewInstanceID() // Slack's audit entries name it too
+	var eng *engine.Engine
+	sl := slackService(cfg, db.store, keys, publicURL, ecfg.InstanceID, ecfg.Metrics, log, func(ctx context.Context, a store.Answer) (*store.Call, error) {
+		return eng.Answer(ctx, a) // set below, before any interaction or job runs
+	})
+	if sl != nil {
+		ecfg.AddWorkers = sl.AddWorkers
+	}
+
+	eng, err := engine.New(db.pools.main, db.store, mc, ecfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +194,7 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 		PublicURL: publicURL, InstanceID: eng.Config().InstanceID, StateKey: keys.agentState, Wait: cfg.AgentWait,
 		VerifyOAuth: verifyOAuth(as)})
 	h := handlers.New(handlers.Options{
-		SCIM: scim, Agents: door, AuthServer: as,
+		SCIM: scim, Agents: door, AuthServer: as, Slack: sl,
 		Store: db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
@@ -202,7 +217,7 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 		IdleTimeout:       2 * time.Minute,
 	}
 	return &App{addr: addr, dbs: db.pools, engine: eng, http: srv, serveErr: make(chan error, 1), handler: h, agents: door,
-		oauth: as, log: log}, nil
+		oauth: as, slack: sl, socketMode: cfg.Slack.AppToken != "", log: log}, nil
 }
 
 // serve starts the background work, serves on ln and starts the engine.
@@ -222,6 +237,13 @@ func (a *App) serve(ctx context.Context, ln net.Listener, db *database, pprofAdd
 		_ = a.http.Close()
 		stopBackground()
 		return err
+	}
+	if a.slack != nil && a.socketMode {
+		go func() {
+			if err := a.slack.RunSocket(background); err != nil {
+				a.log.Error("slack: socket mode stopped", "err", err)
+			}
+		}()
 	}
 	if pprofAddr != "" {
 		// Profiling, on an address of its own that is never public.
@@ -379,6 +401,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 	// Agents' held requests answer now; their calls go on in Rounds.
 	a.agents.Close(ctx)
 	errHTTP := a.http.Shutdown(ctx)
+	if a.slack != nil {
+		a.slack.Wait() // answers taken from Slack and not yet stored
+	}
 	errJobs := a.engine.Stop(ctx)
 	a.stop()
 	a.dbs.Close()
@@ -456,4 +481,16 @@ func verifyOAuth(as *authserver.Server) func(ctx context.Context, token string) 
 		}
 		return &agents.OAuthGrant{User: g.User, ClientID: g.ClientID, ClientName: g.ClientName, Servers: g.Servers}, nil
 	}
+}
+
+// slackService is Rounds in Slack, or nil when SLACK_BOT_TOKEN is unset.
+// answer is the engine's, which is built after it (it runs Slack's jobs).
+func slackService(cfg Config, st *store.Store, k keys, publicURL, instanceID string, m *metrics.Metrics, log *slog.Logger,
+	answer func(context.Context, store.Answer) (*store.Call, error)) *slack.Service {
+	if !cfg.Slack.On() {
+		return nil
+	}
+	return slack.New(slack.Options{Store: st, BotToken: cfg.Slack.BotToken, SigningSecret: cfg.Slack.SigningSecret,
+		AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL, PublicURL: publicURL, LinkKey: k.slackLink,
+		Answer: answer, Metrics: m, Log: log, Timeout: cfg.RequestTimeout, InstanceID: instanceID})
 }

@@ -26,6 +26,7 @@ const usage = `usage:
   web team add NAME                     add a team (calls name it as team:NAME)
   web team member add TEAM USER         add a user to a team
   web team list                         list teams and their members
+  web team channel TEAM CHANNEL_ID      post the team's rounds to this Slack channel ('' stops)
   web user password NAME                set a new password for NAME (a lost admin's too), read from standard input
   web user list                         list users
   web user disable NAME                 stop a user from signing in (an identity provider cannot enable them again)
@@ -82,6 +83,8 @@ func Command(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 		return c.teamMember(ctx)
 	case "team list":
 		return c.teamList(ctx)
+	case "team channel":
+		return c.teamChannel(ctx)
 	}
 	return errors.New(usage)
 }
@@ -333,6 +336,22 @@ func (c cli) teamMember(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "added %s to team %s\n", c.args[2], c.args[1])
+	return nil
+}
+
+// teamChannel sets the Slack channel a team's rounds are posted to.
+func (c cli) teamChannel(ctx context.Context) error {
+	if len(c.args) != 2 {
+		return errors.New("usage: web team channel TEAM CHANNEL_ID ('' stops posting)")
+	}
+	if err := c.st.SetTeamChannel(ctx, c.args[0], c.args[1]); err != nil {
+		return err
+	}
+	if c.args[1] == "" {
+		fmt.Fprintf(c.stdout, "team %s's rounds are posted to no Slack channel\n", c.args[0])
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "team %s's rounds are posted to Slack channel %s\n", c.args[0], c.args[1])
 	return nil
 }
 

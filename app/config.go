@@ -80,6 +80,8 @@ type Config struct {
 	// mail), and whether webhooks may reach private addresses.
 	Mail                *engine.Mail
 	WebhookAllowPrivate bool
+	// Slack is Rounds in Slack (SLACK_*); off without a bot token.
+	Slack SlackConfig
 	// IconAllowPrivate lets tools' icons come from a server whose name
 	// resolves to a private address (ICON_ALLOW_PRIVATE).
 	IconAllowPrivate bool
@@ -160,6 +162,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		(*Config).readNumbers,
 		(*Config).readSessions,
 		(*Config).readReach,
+		(*Config).readSlack,
 		(*Config).readTrusted,
 		(*Config).readCredentialsKey,
 		(*Config).readSignIn,

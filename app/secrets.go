@@ -21,6 +21,7 @@ type keys struct {
 	demo       string // the built-in demo server's bearer key
 	demoState  []byte // signs the demo server's requestState
 	agentState []byte // seals the requestState Rounds gives agents
+	slackLink  []byte // signs the links that tie a Slack user to an account
 }
 
 func secrets(ctx context.Context, st *store.Store, cfg Config) (keys, error) {
@@ -45,6 +46,9 @@ func secrets(ctx context.Context, st *store.Store, cfg Config) (keys, error) {
 		return k, err
 	}
 	if k.agentState, err = st.Secret(ctx, "agent-request-state", 32); err != nil {
+		return k, err
+	}
+	if k.slackLink, err = st.Secret(ctx, "slack-link", 32); err != nil {
 		return k, err
 	}
 	return k, nil

@@ -59,6 +59,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// Metrics records MCP requests when set.
 	Metrics *metrics.Metrics
+	// AddWorkers, when set, adds the workers of jobs other packages own
+	// (Slack's posts and updates) to the engine's.
+	AddWorkers func(*river.Workers) error
 	// HeldTimeout is how long a handshake-era server's mid-call question
 	// waits for an answer before it is cancelled; default 10 minutes, a
 	// common server-side timeout. A server may have its own.
@@ -276,6 +279,11 @@ func New(pool *pgxpool.Pool, st *store.Store, mc *mcpclient.Client, cfg Config, 
 	}
 	if err := river.AddWorkerSafely(workers, &deadlineWorker{e: e}); err != nil {
 		return nil, err
+	}
+	if cfg.AddWorkers != nil {
+		if err := cfg.AddWorkers(workers); err != nil {
+			return nil, err
+		}
 	}
 	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: e.cfg.Workers},
 		// Task polls may each take a request's whole timeout, and there may

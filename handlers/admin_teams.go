@@ -27,8 +27,15 @@ func (h *Handler) renderTeams(c echo.Context, status int, vm views.AdminTeamsVM)
 	if err != nil {
 		return err
 	}
+	channels := map[string]string{}
+	if vm.Slack = h.slack != nil; vm.Slack {
+		if channels, err = h.store.TeamChannels(ctx); err != nil {
+			return err
+		}
+	}
 	for _, t := range teams {
-		vm.Teams = append(vm.Teams, views.AdminTeamVM{Name: t.Name, Members: t.Members, Base: "/admin/teams/" + url.PathEscape(t.Name)})
+		vm.Teams = append(vm.Teams, views.AdminTeamVM{Name: t.Name, Members: t.Members, Base: "/admin/teams/" + url.PathEscape(t.Name),
+			SlackChannel: channels[t.Name]})
 	}
 	for _, u := range users {
 		if !u.Disabled {
@@ -63,6 +70,17 @@ func (h *Handler) adminTeamCreate(c echo.Context) error {
 	}
 	h.audit(c, "team.added", name, nil)
 	return c.Redirect(http.StatusSeeOther, "/admin/teams?done=team")
+}
+
+// adminTeamSlack sets the Slack channel a team's rounds are posted to;
+// empty stops posting them.
+func (h *Handler) adminTeamSlack(c echo.Context) error {
+	team, channel := c.Param("team"), strings.TrimSpace(c.FormValue("channel"))
+	if err := h.store.SetTeamChannel(c.Request().Context(), team, channel); err != nil {
+		return h.teamError(c, err, views.AdminTeamsVM{})
+	}
+	h.audit(c, "team.slack_channel", team, map[string]any{"channel": channel})
+	return c.Redirect(http.StatusSeeOther, "/admin/teams?done=saved")
 }
 
 // adminTeamMemberAdd adds a person to a team.

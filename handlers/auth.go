@@ -103,10 +103,10 @@ func setUser(c echo.Context, u *store.User) {
 
 // isPublic lists what is reachable without signing in, besides /login.
 // The built-in demo MCP server, SCIM and the agents' front door (/mcp/)
-// check bearer tokens of their own.
+// check bearer tokens of their own; Slack's interactions are signed.
 func isPublic(path string) bool {
 	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" ||
-		path == "/demo/mcp" || path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json" ||
+		path == "/demo/mcp" || path == slackInteractions || path == "/api/v1/openapi.json" || path == "/oauth/client-metadata.json" ||
 		strings.HasPrefix(path, "/scim/v2/") || isMCP(path) || slices.Contains(authServerPaths, path) ||
 		strings.HasPrefix(path, authserver.PathResourceMetadata)
 }

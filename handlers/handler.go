@@ -20,18 +20,21 @@ import (
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
+	"github.com/mcp-rounds/rounds/slack"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
 )
 
 // Handler holds what every page and API endpoint needs.
 type Handler struct {
-	store    *store.Store
-	engine   *engine.Engine
-	catalog  *catalog.Service
-	log      *slog.Logger
-	demo     http.Handler
-	scim     http.Handler
+	store   *store.Store
+	engine  *engine.Engine
+	catalog *catalog.Service
+	log     *slog.Logger
+	demo    http.Handler
+	scim    http.Handler
+	// slack is Rounds in Slack; nil when it is off.
+	slack    *slack.Service
 	agents   http.Handler
 	auth     AuthOptions
 	sessions *sessions.CookieStore
@@ -62,6 +65,9 @@ type Options struct {
 	// SCIM, when set, serves provisioning at /scim/v2 (it checks its own
 	// bearer tokens).
 	SCIM http.Handler
+	// Slack, when set, takes Slack's interactions at /slack/interactions
+	// (with a signing secret) and links Slack users at /slack/link.
+	Slack *slack.Service
 	// Agents, when set, is the agents' MCP front door at /mcp/{server}
 	// (package agents); it checks bearer tokens of its own.
 	Agents http.Handler
@@ -99,7 +105,7 @@ type Settings struct {
 // New returns a Handler.
 func New(o Options) *Handler {
 	return &Handler{
-		store: o.Store, engine: o.Engine, catalog: o.Catalog, log: o.Logger, demo: o.Demo, scim: o.SCIM, agents: o.Agents,
+		store: o.Store, engine: o.Engine, catalog: o.Catalog, log: o.Logger, demo: o.Demo, scim: o.SCIM, slack: o.Slack, agents: o.Agents,
 		authServer: o.AuthServer,
 		auth:       o.Auth, sessions: newCookieStore(o.Auth), crossOrigin: newCrossOriginProtection(o.Auth, o.Logger),
 		notifier: o.Notifier, settings: o.Settings, icons: newIcons(o.Settings.IconAllowPrivate), held: make(chan struct{}, maxHeldWaiters), draining: make(chan struct{}),

@@ -33,7 +33,8 @@ func refuseUnstorable(next echo.HandlerFunc) echo.HandlerFunc {
 		if q, err := url.ParseQuery(req.URL.RawQuery); err != nil || !storableValues(q) {
 			return echo.NewHTTPError(http.StatusBadRequest, msgBadAddress)
 		}
-		if req.Body == nil || req.Body == http.NoBody || req.URL.Path == "/demo/mcp" || isMCP(req.URL.Path) {
+		if req.Body == nil || req.Body == http.NoBody || req.URL.Path == "/demo/mcp" || isMCP(req.URL.Path) ||
+			req.URL.Path == slackInteractions {
 			return next(c)
 		}
 		mediaType, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))

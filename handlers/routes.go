@@ -56,6 +56,13 @@ func (h *Handler) Routes() *echo.Echo {
 	if h.scim != nil {
 		e.Any("/scim/v2/*", echo.WrapHandler(h.scim))
 	}
+	if h.slack != nil {
+		if h.slack.TakesHTTP() {
+			e.POST(slackInteractions, echo.WrapHandler(h.slack))
+		}
+		e.GET("/slack/link", h.slackLinkShow)
+		e.POST("/slack/link", h.slackLink)
+	}
 
 	e.GET("/login", h.loginShow)
 	e.POST("/login", h.loginSubmit)
@@ -148,6 +155,7 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/teams/:team/members", h.adminTeamMemberAdd)
 	admin.POST("/teams/:team/members/remove", h.adminTeamMemberRemove)
 	admin.POST("/teams/:team/delete", h.adminTeamDelete)
+	admin.POST("/teams/:team/slack", h.adminTeamSlack)
 	admin.GET("/provisioning", h.adminProvisioning)
 	admin.POST("/provisioning/revoke", h.adminProvisionTokenRevoke)
 	admin.POST("/calls/:id/assignee", h.adminCallReassign)

@@ -86,7 +86,7 @@ func (h *Handler) signOnCallback(c echo.Context) error {
 		return refuse(http.StatusBadRequest, signOnRefused)
 	}
 	u, err := h.store.SignOnUser(ctx, store.SignOn{Issuer: id.Issuer, Subject: id.Subject, Name: id.Name,
-		Email: id.Email, Groups: id.Teams, Admin: id.Admin, Grant: id.Grant.Encode(), Recheck: h.signOnRecheck()})
+		Email: id.Email, EmailVerified: id.EmailVerified, Groups: id.Teams, Admin: id.Admin, Grant: id.Grant.Encode(), Recheck: h.signOnRecheck()})
 	if errors.Is(err, store.ErrAccountDisabled) {
 		return refuse(http.StatusForbidden, store.ErrAccountDisabled.Message)
 	}

@@ -44,7 +44,7 @@ func (h *Handler) checkSignOn(c echo.Context, u *store.User) (*store.User, error
 		return nil, store.ErrSignOnAgain
 	}
 	fresh, err := h.store.SignOnChecked(ctx, chk, store.SignOn{Issuer: id.Issuer, Subject: id.Subject, Email: id.Email,
-		Groups: id.Teams, Admin: id.Admin, Grant: id.Grant.Encode()})
+		EmailVerified: id.EmailVerified, Groups: id.Teams, Admin: id.Admin, Grant: id.Grant.Encode()})
 	if err != nil {
 		return u, err
 	}

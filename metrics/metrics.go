@@ -27,14 +27,15 @@ var AnswerBuckets = []float64{5, 15, 30, 60, 300, 900, 3600, 4 * 3600, 12 * 3600
 
 // Metrics holds the app's own registry and its collectors.
 type Metrics struct {
-	registry    *prometheus.Registry
-	allow       []netip.Prefix
-	httpSeconds *prometheus.HistogramVec
-	mcpSeconds  *prometheus.HistogramVec
-	mcpErrors   *prometheus.CounterVec
-	refusals    *prometheus.CounterVec
-	again       *prometheus.CounterVec
-	handler     http.Handler
+	registry     *prometheus.Registry
+	allow        []netip.Prefix
+	httpSeconds  *prometheus.HistogramVec
+	mcpSeconds   *prometheus.HistogramVec
+	mcpErrors    *prometheus.CounterVec
+	refusals     *prometheus.CounterVec
+	again        *prometheus.CounterVec
+	slackRefused *prometheus.CounterVec
+	handler      http.Handler
 }
 
 // New builds the registry. Scrapes read rounds and jobs from st; allow
@@ -66,11 +67,15 @@ func New(st *store.Store, allow []netip.Prefix, log *slog.Logger) *Metrics {
 			Name: "rounds_answered_again_total",
 			Help: "Rounds this instance answered with a person's earlier answers after asking a server afresh, by server.",
 		}, []string{"server"}),
+		slackRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rounds_slack_refused_total",
+			Help: "Requests to /slack/interactions this instance refused, by reason: signature, timestamp or size.",
+		}, []string{"reason"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpSeconds, m.mcpSeconds, m.mcpErrors, m.refusals, m.again,
+		m.httpSeconds, m.mcpSeconds, m.mcpErrors, m.refusals, m.again, m.slackRefused,
 		&dbCollector{st: st, log: log},
 	)
 	// A failing database query drops its metrics from the scrape, not the
@@ -140,6 +145,14 @@ func (m *Metrics) AnsweredAgain(server string) {
 		return
 	}
 	m.again.WithLabelValues(server).Inc()
+}
+
+// SlackRefused counts a request to /slack/interactions refused for reason.
+func (m *Metrics) SlackRefused(reason string) {
+	if m == nil {
+		return
+	}
+	m.slackRefused.WithLabelValues(reason).Inc()
 }
 
 // dbCollector reads the cluster-wide numbers from Postgres at each scrape.

@@ -130,3 +130,39 @@ func (RetentionArgs) Kind() string { return "retention" }
 // TaskQueue is River's queue of task polls and stops, worked by workers of
 // their own, so that tasks never hold the workers other jobs need.
 const TaskQueue = "tasks"
+
+// SlackPostArgs is the job that posts round Seq of a call to Slack: to
+// the assignee by direct message, or to their team's channel.
+type SlackPostArgs struct {
+	CallID string `json:"call_id"`
+	Seq    int    `json:"seq"`
+}
+
+// Kind names the job for River.
+func (SlackPostArgs) Kind() string { return "slack_post" }
+
+// SlackAttempts is how many times a Slack post or update is tried; the
+// River's backoff spreads them over about half a day, so an outage of Slack
+// delays its messages, never an answer in Rounds.
+const SlackAttempts = 12
+
+// InsertOpts retries a post Slack did not take.
+func (SlackPostArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: SlackAttempts}
+}
+
+// SlackUpdateArgs is the job that updates the Slack messages of round Seq
+// of a call to what the round is now: answered (by whom, when), expired,
+// escalated or cancelled, its buttons gone.
+type SlackUpdateArgs struct {
+	CallID string `json:"call_id"`
+	Seq    int    `json:"seq"`
+}
+
+// Kind names the job for River.
+func (SlackUpdateArgs) Kind() string { return "slack_update" }
+
+// InsertOpts retries an update Slack did not take.
+func (SlackUpdateArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: SlackAttempts}
+}

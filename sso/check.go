@@ -195,6 +195,7 @@ func (t *statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func (c *Client) identity(issuer, subject string, claims map[string]any) *Identity {
 	id := &Identity{Issuer: issuer, Subject: subject}
 	id.Email, _ = claims["email"].(string)
+	id.EmailVerified = isTrue(claims["email_verified"])
 	id.Name, _ = claims["preferred_username"].(string)
 	if id.Name == "" {
 		id.Name, _, _ = strings.Cut(id.Email, "@")

@@ -281,6 +281,7 @@ type Identity struct {
 	Issuer, Subject string
 	Name            string // preferred_username, else the e-mail's local part
 	Email           string
+	EmailVerified   bool // the provider's email_verified
 	Groups          []string
 	// Teams are the groups that make the person a member of the teams
 	// named like them (TeamGroups).

@@ -418,6 +418,8 @@ func (s *Store) ExpireDueRounds(ctx context.Context, instance string) ([]Expired
 					if err := s.callFinishedTx(ctx, tx, r.CallID); err != nil {
 						return err
 					}
+				} else if err := s.slackEndedTx(ctx, tx, r.CallID); err != nil {
+					return err
 				}
 			}
 			return nil

@@ -214,6 +214,9 @@ func (s *Store) AnswerChecked(ctx context.Context, a Answer) (*Call, *Direct, er
 		if err != nil {
 			return err
 		}
+		if err := s.slackEndedTx(ctx, tx, a.CallID); err != nil {
+			return err
+		}
 		call.Status, call.UpdatedAt = change.Status, change.UpdatedAt
 		sending = direct
 		return nil
@@ -285,8 +288,11 @@ func (s *Store) ExpireRound(ctx context.Context, instance, callID string, seq in
 		tag, err = tx.Exec(ctx, `update calls set status = 'expired', error = $3,
 			updated_at = now(), finished_at = now()
 			where id = $1 and current_seq = $2 and status = 'input_required'`, callID, seq, RoundExpiredMessage)
-		if err != nil || tag.RowsAffected() == 0 {
+		if err != nil {
 			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return s.slackEndedTx(ctx, tx, callID)
 		}
 		return s.callFinishedTx(ctx, tx, callID)
 	})

@@ -214,6 +214,13 @@ func (s *Store) EscalateRound(ctx context.Context, instance, callID string, seq 
 				return err
 			}
 		}
+		// Its old messages say where it went; the new assignee gets one.
+		if err := s.slackEndedTx(ctx, tx, callID); err != nil {
+			return err
+		}
+		if err := s.slackPostTx(ctx, tx, callID, seq); err != nil {
+			return err
+		}
 		if webhook {
 			if err := s.webhookTx(ctx, tx, callID, EventRoundEscalated); err != nil {
 				return err
@@ -288,6 +295,9 @@ func (s *Store) AnswerAtDeadline(ctx context.Context, instance, callID string, s
 		done = true
 		if refusal != "" {
 			return s.callFinishedTx(ctx, tx, callID)
+		}
+		if err := s.slackEndedTx(ctx, tx, callID); err != nil {
+			return err
 		}
 		return s.enqueueTx(ctx, tx, nil, callID, seq)
 	})

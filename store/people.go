@@ -57,22 +57,26 @@ func CheckEmail(addr string) (string, error) {
 	return addr, nil
 }
 
-// SetEmail sets a user's e-mail address; empty removes it.
+// SetEmail sets a user's e-mail address, as an admin: trusted to find
+// them in Slack. Empty removes it.
 func (s *Store) SetEmail(ctx context.Context, user, email string) error {
 	email, err := CheckEmail(email)
 	if err != nil {
 		return err
 	}
-	return s.execOne(ctx, "user "+user, `update users set email = $2, updated_at = now() where name = $1`, user, email)
+	return s.execOne(ctx, "user "+user, `update users set email = $2, email_trusted = $2 <> '', updated_at = now() where name = $1`, user, email)
 }
 
-// SetContact sets a user's address and whether they want round mail.
+// SetContact sets a user's address and whether they want round mail, as
+// the person: an address they change is no longer trusted to find them in
+// Slack.
 func (s *Store) SetContact(ctx context.Context, user, email string, rounds bool) error {
 	email, err := CheckEmail(email)
 	if err != nil {
 		return err
 	}
-	return s.execOne(ctx, "user "+user, `update users set email = $2, email_rounds = $3, updated_at = now()
+	return s.execOne(ctx, "user "+user, `update users set email = $2, email_rounds = $3,
+		email_trusted = email_trusted and email = $2, updated_at = now()
 		where name = $1`, user, email, rounds)
 }
 

@@ -93,7 +93,8 @@ func (s *Store) CreateProvisionedUser(ctx context.Context, p ProvisionUser, by P
 		if id, err = insertUserNamedTx(ctx, tx, p.UserName, email); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `update users set disabled = not $2 where id = $1`, id, active); err != nil {
+		// A provider's address is trusted to find the person in Slack.
+		if _, err := tx.Exec(ctx, `update users set disabled = not $2, email_trusted = email <> '' where id = $1`, id, active); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `insert into scim_users (user_id, user_name, external_id, attributes) values ($1, $2, $3, $4)`,
@@ -239,7 +240,8 @@ func (s *Store) UpdateProvisionedUser(ctx context.Context, id int64, p Provision
 			where user_id = $1`, id, p.UserName, orNil(p.ExternalID), p.Attributes); err != nil {
 			return provisionConflict(err)
 		}
-		if _, err := tx.Exec(ctx, `update users set email = case when $2 <> '' then $2 else email end, updated_at = now()
+		if _, err := tx.Exec(ctx, `update users set email = case when $2 <> '' then $2 else email end,
+			email_trusted = case when $2 <> '' then true else email_trusted end, updated_at = now()
 			where id = $1`, id, email); err != nil {
 			return err
 		}

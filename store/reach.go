@@ -28,6 +28,9 @@ type ReachOptions struct {
 	// CallJSON renders a call the way the API shows it, for the body of a
 	// webhook event. Without it no webhook is posted.
 	CallJSON func(*Call, []Round) (json.RawMessage, error)
+	// Slack is on when a bot token is configured: a pending round then
+	// enqueues its post, and a round that ends the update of its messages.
+	Slack bool
 }
 
 // roundWaitingTx tells the people a new pending round waits for, in the
@@ -46,6 +49,9 @@ func (s *Store) roundWaitingTx(ctx context.Context, tx *txn, callID string, seq 
 			return err
 		}
 	}
+	if err := s.slackPostTx(ctx, tx, callID, seq); err != nil {
+		return err
+	}
 	if webhook {
 		return s.webhookTx(ctx, tx, callID, EventRoundWaiting)
 	}
@@ -53,8 +59,12 @@ func (s *Store) roundWaitingTx(ctx context.Context, tx *txn, callID string, seq 
 }
 
 // callFinishedTx posts call.finished to the call's webhook, if it has one,
-// in the transaction that ends the call.
+// and updates the call's Slack messages, in the transaction that ends the
+// call.
 func (s *Store) callFinishedTx(ctx context.Context, tx *txn, callID string) error {
+	if err := s.slackEndedTx(ctx, tx, callID); err != nil {
+		return err
+	}
 	return s.webhookTx(ctx, tx, callID, EventCallFinished)
 }
 

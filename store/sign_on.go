@@ -18,6 +18,9 @@ type SignOn struct {
 	// name gets a number.
 	Name  string
 	Email string
+	// EmailVerified is the provider's email_verified: only then is the
+	// address trusted to find the person in Slack.
+	EmailVerified bool
 	// Groups are those of the person's groups that map to teams: they join
 	// the teams named like them.
 	Groups []string
@@ -97,8 +100,9 @@ func applySignOnTx(ctx context.Context, tx pgx.Tx, id int64, so SignOn) (*User, 
 		return nil, false, err
 	}
 	rows, _ := tx.Query(ctx, `update users set is_admin = $2,
-			email = case when $3 <> '' then $3 else email end, updated_at = now()
-		where id = $1 returning `+userColumns, id, so.Admin, signOnEmail(so))
+			email = case when $3 <> '' then $3 else email end,
+			email_trusted = case when $3 <> '' then $4 else email_trusted end, updated_at = now()
+		where id = $1 returning `+userColumns, id, so.Admin, signOnEmail(so), so.EmailVerified)
 	u, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[User])
 	if err != nil {
 		return nil, false, err

@@ -168,4 +168,3 @@ func AppendEvent(held []CallEvent, size int, ev CallEvent, count, limit int) ([]
 	}
 	return held, size
 }
-

@@ -19,11 +19,13 @@ import (
 // newest never. Storing the progress for the call's page stays throttled
 // (progress.go): telling costs a notification, not a write.
 
-// Bounds of what waits to be told, and how long a request that returned
-// waits for it to be told.
+// Bounds of what waits to be told; how often at most a request tells
+// (a hundred a second: past that, progress coalesces); and how long a
+// request that returned waits for what it queued to be told.
 const (
 	maxRelayQueued = 64
 	maxRelayBytes  = 256 << 10
+	relayEvery     = 10 * time.Millisecond
 	relayFlush     = 2 * time.Second
 )
 
@@ -126,9 +128,11 @@ func (r *relay) run() {
 		ev := r.queue[0]
 		r.queue, r.size = r.queue[1:], r.size-len(ev.Params)
 		r.mu.Unlock()
+		told := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		_ = r.n.Tell(ctx, ev) // the agent then hears less, never wrong
 		cancel()
+		time.Sleep(time.Until(told.Add(relayEvery)))
 	}
 }
 

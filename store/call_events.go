@@ -71,6 +71,12 @@ func (n *Notifier) id() string {
 // heardEvent hands on an event heard on call_event, unless this notifier
 // told it (and so handed it on already).
 func (n *Notifier) heardEvent(payload string) {
+	n.mu.Lock()
+	none := len(n.events) == 0
+	n.mu.Unlock()
+	if none { // most instances hold no agent's request
+		return
+	}
 	var ev CallEvent
 	if json.Unmarshal([]byte(payload), &ev) != nil || ev.Call == "" || ev.From == n.id() {
 		return

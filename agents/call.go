@@ -80,7 +80,7 @@ func (q *Request) agent() *store.Agent {
 		return &a
 	}
 	a := &store.Agent{Protocol: q.Meta.ProtocolVersion, RequestID: string(q.ID),
-		OAuthClient: q.Who.OAuthClient, OAuthClientName: q.Who.OAuthClientName}
+		OAuthClient: q.Who.OAuthClient, OAuthClientName: q.Who.OAuthClientName, LogLevel: q.Meta.LogLevel}
 	if ci := q.Meta.ClientInfo; ci != nil {
 		a.Name, a.Version = ci.Name, ci.Version
 	}

@@ -120,7 +120,8 @@ func (d *Door) sessionRequest(q *Request) {
 		return
 	}
 	a := q.session.Agent
-	q.Meta = Meta{ProtocolVersion: v, ClientInfo: &ClientInfo{Name: a.Name, Version: a.Version}, ProgressToken: p.Meta.ProgressToken}
+	q.Meta = Meta{ProtocolVersion: v, ClientInfo: &ClientInfo{Name: a.Name, Version: a.Version}, ProgressToken: p.Meta.ProgressToken,
+		LogLevel: a.LogLevel}
 	m, ok := d.methods[q.Method]
 	if only, found := d.sessionMethods()[q.Method]; found {
 		m, ok = only, true

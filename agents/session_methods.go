@@ -1,8 +1,11 @@
 package agents
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
 )
 
 // Some methods belong to a session alone: 2026-07-28 removed them, and a
@@ -17,18 +20,19 @@ func (d *Door) sessionMethods() map[string]Method {
 	}
 }
 
-// logLevels are the syslog severities of the spec's logging, least first.
-var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-
-// setLogLevel accepts a level the spec knows. Rounds sends the agent no
-// log lines of its own or of the server behind, so none is above the
-// level and the level needs no keeping.
+// setLogLevel keeps a level the spec knows with the session: the server's
+// log messages of that level and above, sent during the calls the session
+// starts from then on, reach the agent on each call's stream. Rounds
+// sends no log lines of its own.
 func (d *Door) setLogLevel(q *Request) error {
 	var p struct {
 		Level string `json:"level"`
 	}
-	if len(q.Params) == 0 || json.Unmarshal(q.Params, &p) != nil || !slices.Contains(logLevels, p.Level) {
+	if len(q.Params) == 0 || json.Unmarshal(q.Params, &p) != nil || !slices.Contains(mcpclient.LogLevels, p.Level) {
 		return invalidParams("logging/setLevel takes a level: one of debug, info, notice, warning, error, critical, alert or emergency.")
+	}
+	if err := d.o.Store.SetAgentSessionLogLevel(context.WithoutCancel(q.Ctx), q.session.ID, p.Level); err != nil {
+		return err
 	}
 	return q.Result(json.RawMessage(`{}`))
 }

@@ -30,20 +30,39 @@ const (
 	briefWait = 3 * time.Second
 )
 
-// watcher listens for one call's changes.
+// watcher listens for one call's changes, and for what its server says
+// meanwhile (events).
 type watcher struct {
 	notes  <-chan struct{}
 	latest func() *store.CallNote
+	events *store.Events
 	stop   func()
 }
 
-// watch starts listening for call id's changes.
+// watch starts listening for call id's changes and events.
 func (d *Door) watch(id string) *watcher {
 	if d.o.Notifier == nil {
 		return &watcher{stop: func() {}}
 	}
 	notes, latest, stop := d.o.Notifier.Watch(id)
-	return &watcher{notes: notes, latest: latest, stop: stop}
+	events := d.o.Notifier.WatchEvents(id)
+	return &watcher{notes: notes, latest: latest, events: events, stop: func() { stop(); events.Stop() }}
+}
+
+// heard is what the call's server said since last asked.
+func (w *watcher) heard() []store.CallEvent {
+	if w.events == nil {
+		return nil
+	}
+	return w.events.Take()
+}
+
+// eventsC receives when the call's server said something.
+func (w *watcher) eventsC() <-chan struct{} {
+	if w.events == nil {
+		return nil
+	}
+	return w.events.C
 }
 
 // noted is call as the latest change notification says it is now, read
@@ -93,6 +112,8 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 	var r *store.Round
 	var err error
 	for {
+		// What the server said comes before what followed it.
+		p.relay(w.heard())
 		if call.Finished() {
 			return d.answerEnd(q, call)
 		}
@@ -116,7 +137,10 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 				return err
 			}
 		}
-		p.say(waitingFor(call, r))
+		if call.Status != store.CallRunning && call.Status != store.CallQueued {
+			// Rounds' own news: the server's own progress is relayed.
+			p.say(waitingFor(call, r))
+		}
 		select {
 		case <-q.Ctx.Done():
 			if d.shuttingDown() || q.session != nil {
@@ -129,7 +153,9 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 		case <-deadline.C:
 			return d.goesOn(q, call, "No answer came within "+wait.String())
 		case <-keep.C:
-			p.keepalive()
+			p.keepalive(waitingFor(call, r))
+			continue
+		case <-w.eventsC():
 			continue
 		case <-look.C:
 		case <-w.notes:
@@ -195,39 +221,6 @@ func assigneeWords(call *store.Call) string {
 		return "team " + team
 	}
 	return *call.Assignee
-}
-
-// progress is what a held request has told its agent.
-type progress struct {
-	q    *Request
-	n    int
-	said string
-}
-
-// say sends msg as progress when the request asked for progress and msg
-// is news.
-func (p *progress) say(msg string) {
-	if msg == p.said || len(p.q.Meta.ProgressToken) == 0 {
-		return
-	}
-	p.said = msg
-	p.send()
-}
-
-// keepalive sends progress again, or a comment.
-func (p *progress) keepalive() {
-	if len(p.q.Meta.ProgressToken) > 0 && p.said != "" {
-		p.send()
-		return
-	}
-	_ = p.q.startStream().comment()
-}
-
-func (p *progress) send() {
-	p.n++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
-		"params": map[string]any{"progressToken": p.q.Meta.ProgressToken, "progress": p.n, "message": p.said}})
-	_ = p.q.startStream().event(b)
 }
 
 // answerEnd answers with how the call ended: the server's result as it

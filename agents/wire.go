@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -30,6 +31,10 @@ type Meta struct {
 	ClientInfo         *ClientInfo     `json:"io.modelcontextprotocol/clientInfo"`
 	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 	ProgressToken      json.RawMessage `json:"progressToken"`
+	// LogLevel is the least severe of the server's log messages the agent
+	// hears during this request; empty, it hears none. A session's is the
+	// one it set with logging/setLevel.
+	LogLevel string `json:"io.modelcontextprotocol/logLevel"`
 }
 
 // ClientInfo is what an agent says it is.
@@ -74,6 +79,9 @@ func (q *Request) readMeta() error {
 	}
 	if len(q.Meta.ClientCapabilities) == 0 || string(q.Meta.ClientCapabilities) == "null" {
 		return invalidParams(`_meta must name "io.modelcontextprotocol/clientCapabilities".`)
+	}
+	if l := q.Meta.LogLevel; l != "" && !slices.Contains(mcpclient.LogLevels, l) {
+		return invalidParams(`_meta's "` + mcpclient.MetaLogLevel + `" must be one of ` + strings.Join(mcpclient.LogLevels, ", ") + ".")
 	}
 	if header != "" && header != v {
 		return &RPCError{Status: http.StatusBadRequest, Code: CodeHeaderMismatch,

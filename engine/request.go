@@ -292,8 +292,7 @@ func (e *Engine) attempt(ctx context.Context, job queue.Job, a *store.Attempt, s
 		srv.Held.Sending = func(context.Context) error { return errToRiver }
 	}
 	stopped, unwatch := e.watchStop(sendCtx, callID, cancel)
-	var progressed func()
-	srv.Progress, progressed = e.progress(callID, seq)
+	progressed := e.hear(&srv, a.Call, seq)
 	sent, err := e.send(ctx, sendCtx, srv, req, answers, a.Call, renewable)
 	progressed()
 	unwatch()

@@ -99,6 +99,12 @@ type Server struct {
 	// sends on a 2026-07-28 request's stream, or in a held handshake-era
 	// session: every such request carries a progressToken.
 	Progress func(Progress)
+	// LogLevel, when set with Log, is the least severe log message the
+	// server is asked for (logging/setLevel in a handshake-era session,
+	// the request's _meta in 2026-07-28); Log is told each one it sends
+	// while a request runs, of that level or above.
+	LogLevel string
+	Log      func(LogMessage)
 	// tap, when set, keeps a copy of the response bodies.
 	tap *tap
 	// process, for a local server, is the process a 2026-07-28 request

@@ -41,7 +41,8 @@ func (c *Client) connect(ctx context.Context, srv Server) (*mcp.ClientSession, *
 // handshake-era session without anybody to answer a question asked mid-call
 // declares nothing; one held open declares what srv.Held answers.
 func clientOptions(srv Server, w *wire) (*mcp.ClientOptions, []*mcp.Root) {
-	opts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}, Capabilities: srv.Capabilities.sdk()}
+	opts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}, Capabilities: srv.Capabilities.sdk(),
+		LoggingMessageHandler: logHandler(srv)}
 	if srv.Protocol == "" || srv.Protocol >= ProtocolStateless {
 		return opts, nil
 	}
@@ -449,6 +450,7 @@ func (c *Client) sendHandshake(ctx context.Context, srv Server, version string, 
 			return nil, err
 		}
 	}
+	setLogLevel(ctx, cs, srv)
 	var res any
 	switch req.Method {
 	case "", MethodCallTool:

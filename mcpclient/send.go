@@ -120,7 +120,7 @@ func (c *Client) sendStateless(ctx context.Context, srv Server, version string, 
 	if srv.Progress != nil {
 		token = rid // the request's own id names its progress
 	}
-	params, err := c.params(version, srv.Capabilities, req, ans, token)
+	params, err := c.params(version, srv, req, ans, token)
 	if err != nil {
 		return nil, err
 	}
@@ -203,9 +203,15 @@ func (c *Client) exchange(ctx context.Context, srv Server, rid, method string, p
 			}
 			continue
 		}
+		if n, ok := msg.(*jsonrpc.Request); ok && n.Method == "notifications/message" {
+			if m, ok := logOf(n.Params, srv.LogLevel); ok && srv.Log != nil {
+				srv.Log(m)
+			}
+			continue
+		}
 		resp, ok := msg.(*jsonrpc.Response)
 		if !ok || resp.ID != id {
-			// Other notifications (logs) and strays are not ours to act on.
+			// Other notifications and strays are not ours to act on.
 			continue
 		}
 		if resp.Error != nil {
@@ -221,7 +227,7 @@ func (c *Client) exchange(ctx context.Context, srv Server, rid, method string, p
 
 // params builds the request's params. The answers are spliced in raw: the
 // request state goes back exactly as it came.
-func (c *Client) params(version string, caps Capabilities, req Request, ans *Answers, progressToken string) (json.RawMessage, error) {
+func (c *Client) params(version string, srv Server, req Request, ans *Answers, progressToken string) (json.RawMessage, error) {
 	type wire struct {
 		Meta           map[string]any  `json:"_meta"`
 		Name           string          `json:"name,omitempty"`
@@ -230,7 +236,7 @@ func (c *Client) params(version string, caps Capabilities, req Request, ans *Ans
 		InputResponses json.RawMessage `json:"inputResponses,omitempty"`
 		RequestState   json.RawMessage `json:"requestState,omitempty"`
 	}
-	declared := caps.json()
+	declared := srv.Capabilities.json()
 	if req.Method == "" || req.Method == MethodCallTool {
 		// A tool call may become a task (tasks.go): the extension is
 		// declared on every one.
@@ -245,6 +251,10 @@ func (c *Client) params(version string, caps Capabilities, req Request, ans *Ans
 	}
 	if progressToken != "" {
 		w.Meta["progressToken"] = progressToken
+	}
+	if srv.Log != nil && srv.LogLevel != "" {
+		// Without it, the server sends no log messages for the request.
+		w.Meta[MetaLogLevel] = srv.LogLevel
 	}
 	switch req.Method {
 	case "", MethodCallTool, MethodGetPrompt:

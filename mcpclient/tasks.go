@@ -236,7 +236,7 @@ func (c *Client) taskRequest(ctx context.Context, srv Server, method, taskID str
 	}
 	header.Set("Mcp-Name", taskID)
 	srv.Header = header
-	srv.Progress = nil
+	srv.Progress, srv.Log = nil, nil
 	return c.exchange(ctx, srv, newRequestID(), method, params, "")
 }
 

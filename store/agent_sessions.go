@@ -43,10 +43,11 @@ func (s *Store) AgentSessionByID(ctx context.Context, id string) (*AgentSession,
 	a := &as.Agent
 	var seen time.Time
 	err := s.pool.QueryRow(ctx, `select server, user_id, token_id, oauth_client, oauth_client_name, client_name,
-			client_version, protocol, can_form, can_url, can_sampling, can_roots, created_at, last_seen_at
+			client_version, protocol, can_form, can_url, can_sampling, can_roots, coalesce(log_level, ''),
+			created_at, last_seen_at
 		from agent_sessions where id = $1 and ended_at is null`, id).Scan(&as.Server, &as.UserID, &a.TokenID,
 		&a.OAuthClient, &a.OAuthClientName, &a.Name, &a.Version, &a.Protocol,
-		&a.Can.Form, &a.Can.URL, &a.Can.Sampling, &a.Can.Roots, &as.CreatedAt, &seen)
+		&a.Can.Form, &a.Can.URL, &a.Can.Sampling, &a.Can.Roots, &a.LogLevel, &as.CreatedAt, &seen)
 	if err != nil {
 		return nil, translate(err, "session")
 	}
@@ -57,6 +58,19 @@ func (s *Store) AgentSessionByID(ctx context.Context, id string) (*AgentSession,
 		}
 	}
 	return &as, nil
+}
+
+// SetAgentSessionLogLevel keeps the level a session's agent set with
+// logging/setLevel, for the calls it starts from then on.
+func (s *Store) SetAgentSessionLogLevel(ctx context.Context, id, level string) error {
+	tag, err := s.pool.Exec(ctx, `update agent_sessions set log_level = $2 where id = $1 and ended_at is null`, id, level)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("session")
+	}
+	return nil
 }
 
 // EndAgentSession ends a session (the agent's DELETE). The calls it

@@ -48,6 +48,10 @@ type Agent struct {
 	// RequestID is the JSON-RPC id of the agent's request that started the
 	// call, as sent (JSON), so its notifications/cancelled finds the call.
 	RequestID string `json:"request_id,omitempty"`
+	// LogLevel is the least severe of the server's log messages the agent
+	// asked for (a session's logging/setLevel, a request's _meta); empty,
+	// it asked for none.
+	LogLevel string `json:"log_level,omitempty"`
 }
 
 // AgentCan is what an agent declared it can answer.

@@ -46,6 +46,11 @@ type Notifier struct {
 	// schema qualifies the relayed channels' names on this connection.
 	schema string
 	relays map[*Relay]struct{}
+	// events are the requests watching calls' events (call_events.go);
+	// self names this notifier, once idOnce has.
+	events map[string]map[*Events]struct{}
+	idOnce sync.Once
+	self   string
 }
 
 // Notification is a notification heard for a Relay, on a channel named
@@ -182,7 +187,7 @@ func (n *Notifier) listen(ctx context.Context) error {
 		return err
 	}
 	// Named, so that pg_stat_activity tells it apart.
-	listen := "set application_name = 'rounds notifier'; listen call_changed; listen auth_changed"
+	listen := "set application_name = 'rounds notifier'; listen call_changed; listen auth_changed; listen " + callEventChannel
 	for _, ch := range n.relayed {
 		listen += "; listen " + pgx.Identifier{schema + "." + ch}.Sanitize()
 	}
@@ -226,6 +231,8 @@ func (n *Notifier) listen(ctx context.Context) error {
 			}
 		case "call_changed":
 			n.wake(noteID(note.Payload), note.Payload)
+		case callEventChannel:
+			n.heardEvent(note.Payload)
 		default:
 			n.relay(note.Channel, note.Payload)
 		}

@@ -10,10 +10,6 @@ alter table calls add constraint calls_status_check check (status in
     ('queued', 'running', 'input_required', 'authorization_required', 'approval_required',
      'complete', 'failed', 'cancelled', 'expired'));
 
--- The policy's column is the rules' own (00082); a database without it yet
--- gets it empty.
-alter table servers add column if not exists approvals jsonb;
-
 create table approvals (
     call_id            uuid primary key references calls (id) on delete cascade,
     rule               jsonb not null,

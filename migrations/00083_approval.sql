@@ -10,6 +10,9 @@ alter table calls add constraint calls_status_check check (status in
     ('queued', 'running', 'input_required', 'authorization_required', 'approval_required',
      'complete', 'failed', 'cancelled', 'expired'));
 
+alter table webhook_deliveries drop constraint webhook_deliveries_type_check,
+    add constraint webhook_deliveries_type_check check (type in ('round.waiting', 'round.escalated', 'approval.waiting', 'call.finished'));
+
 create table approvals (
     call_id            uuid primary key references calls (id) on delete cascade,
     rule               jsonb not null,
@@ -43,6 +46,9 @@ create table approval_decisions (
 create index approval_decisions_call_idx on approval_decisions (call_id, id);
 
 -- +goose Down
+delete from webhook_deliveries where type = 'approval.waiting';
+alter table webhook_deliveries drop constraint webhook_deliveries_type_check,
+    add constraint webhook_deliveries_type_check check (type in ('round.waiting', 'round.escalated', 'call.finished'));
 drop table approval_decisions;
 drop table approvals;
 delete from calls where status = 'approval_required';

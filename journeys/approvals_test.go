@@ -95,9 +95,18 @@ const twoOfFinance = `[{"tools": ["transfer"], "when": "args.amount > 1000", "as
 
 func newApprovalWorld(t *testing.T, rules string) *approvalWorld {
 	t.Helper()
+	return newApprovalWorldWith(t, rules, nil)
+}
+
+// newApprovalWorldWith is newApprovalWorld with more settings.
+func newApprovalWorldWith(t *testing.T, rules string, more map[string]string) *approvalWorld {
+	t.Helper()
 	db := newDatabase(t)
 	w := &approvalWorld{t: t, db: db, bank: newBank(t), people: map[string]*client{}}
 	env := map[string]string{"MCP_SERVERS": "bank=" + w.bank.URL}
+	for k, v := range more {
+		env[k] = v
+	}
 	w.a = startInstance(t, db, env, nil)
 	w.b = startInstance(t, db, env, nil)
 	cli(t, db, "", "team", "add", "finance")

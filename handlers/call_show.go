@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -107,18 +108,26 @@ func (h *Handler) ownedCall(ctx context.Context, id string) (*store.Call, error)
 }
 
 // mayOpen reports whether the signed-in person may open, draft and answer
-// call: its owner, an admin, or whom its rounds are assigned to (the
-// person, or a member of the team). An answer decides the same from what
+// call: its owner, an admin, whom its rounds are assigned to (the
+// person, or a member of the team), or the delegate of that person while
+// they are away. An answer decides the same from what
 // its own transaction read (see answer).
 func (h *Handler) mayOpen(ctx context.Context, call *store.Call) (bool, error) {
 	if mayAccess(ctx, call.Owner) {
 		return true, nil
 	}
 	u, _ := ctx.Value(userCtxKey{}).(*store.User)
-	if u == nil || call.Assignee == nil {
+	if u == nil {
 		return false, nil
 	}
-	return h.store.IsAssignee(ctx, *call.Assignee, u.Name)
+	if call.Assignee != nil {
+		if ok, err := h.store.IsAssignee(ctx, *call.Assignee, u.Name); ok || err != nil {
+			return ok, err
+		}
+	}
+	// The delegate of the person away whose rounds these are.
+	_, ok, err := h.store.ActingFor(ctx, u.Name, []string{store.AskedOf(call)}, time.Now())
+	return ok, err
 }
 
 // startedCall returns a call if person started it, or is an admin: what

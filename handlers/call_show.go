@@ -225,6 +225,10 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 			if current.Plan, err = h.roundPlanVM(ctx, r); err != nil {
 				return nil, nil, 0, err
 			}
+			if vm.HandOn, err = h.handOnVM(ctx, call, r); err != nil {
+				return nil, nil, 0, err
+			}
+			current.Handed = handedVM(r)
 			vm.Current = current
 			vm.WatchHref = watchHref(call.ID, r.Seq)
 			continue
@@ -235,6 +239,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		h := views.RoundVM{
 			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
 			Questions: views.Answered(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
+			AnsweredFor: deref(r.AnsweredFor), Handed: handedVM(r),
 		}
 		if r.StateExpiredAt != nil {
 			h.StateRefused, h.StateAge = r.StateExpiredAt, engine.HumanDuration(r.StateExpiredAt.Sub(r.CreatedAt))

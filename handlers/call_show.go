@@ -236,19 +236,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		if r.Seq == call.CurrentSeq && r.Outcome != nil {
 			vm.Outcome = *r.Outcome
 		}
-		h := views.RoundVM{
-			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
-			Questions: views.Answered(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
-			AnsweredFor: deref(r.AnsweredFor), Handed: handedVM(r),
-		}
-		if r.StateExpiredAt != nil {
-			h.StateRefused, h.StateAge = r.StateExpiredAt, engine.HumanDuration(r.StateExpiredAt.Sub(r.CreatedAt))
-			h.AskedAfresh = r.AskedAfresh
-		}
-		if before != nil && r.AnsweredAgain() {
-			h.SameAs, h.AnsweredAgain = before.Seq, true
-		}
-		vm.History = append(vm.History, h)
+		vm.History = append(vm.History, historyRoundVM(ctx, call, r, before))
 	}
 	agentReach(ctx, vm, call, rounds)
 	// Started again, a call whose server forgot its questions, or whose
@@ -261,6 +249,24 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		vm.Result = views.Result(call.Method, call.Result, href+"/contents/")
 	}
 	return vm, call, waiting, nil
+}
+
+// historyRoundVM is an ended round as the call's history shows it: how
+// it ended, who answered and for whom, and what Rounds did about it.
+func historyRoundVM(ctx context.Context, call *store.Call, r, before *store.Round) views.RoundVM {
+	h := views.RoundVM{
+		Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
+		Questions: views.Answered(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
+		AnsweredFor: deref(r.AnsweredFor), Handed: handedVM(r),
+	}
+	if r.StateExpiredAt != nil {
+		h.StateRefused, h.StateAge = r.StateExpiredAt, engine.HumanDuration(r.StateExpiredAt.Sub(r.CreatedAt))
+		h.AskedAfresh = r.AskedAfresh
+	}
+	if before != nil && r.AnsweredAgain() {
+		h.SameAs, h.AnsweredAgain = before.Seq, true
+	}
+	return h
 }
 
 // pendingRoundVM builds the answer form of a pending round, filled in with

@@ -136,7 +136,7 @@ func (h *Handler) handOnVM(ctx context.Context, call *store.Call, r *store.Round
 	}
 	vm := &views.HandOnVM{Action: "/calls/" + call.ID + "/rounds/" + strconv.Itoa(r.Seq) + "/assign",
 		AskedOf: store.AskedOf(call)}
-	if r.Asks != nil && *r.Asks == store.AsksOwner {
+	if r.AsksURL() {
 		vm.Refused = store.URLModeHandOnMessage
 		return vm, nil
 	}

@@ -147,8 +147,8 @@ type Answering struct {
 	// Delegating names the person away whose delegate the person
 	// answering is, when the round is that person's (the call's assignee,
 	// or its owner when it has none; see ActingFor); empty otherwise, and
-	// always for a round that asks the owner (a URL-mode question, which
-	// the person who started it completes) or the agent.
+	// always for a round that asks a URL-mode question (Round.AsksURL),
+	// which the person who started the call completes, or the agent.
 	Delegating string
 }
 
@@ -228,7 +228,7 @@ func (s *Store) AnswerChecked(ctx context.Context, a Answer) (*Call, *Direct, er
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		if round == nil || round.Asks != nil {
+		if round == nil || round.Asks != nil || round.AsksURL() {
 			delegating = ""
 		}
 		d, err := a.Decide(Answering{Call: call, Round: round,

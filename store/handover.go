@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcp-rounds/rounds/mcpclient"
 )
 
 // EventRoundHandedOn is the webhook event of a waiting round a person gave
@@ -104,7 +106,7 @@ func (at *HandingOn) refused(to string) error {
 	switch {
 	case r.Status != RoundPending || call.CurrentSeq != r.Seq || call.Status != CallInputRequired:
 		return conflict("This round is no longer waiting, so it cannot be handed on.")
-	case r.Asks != nil && *r.Asks == AsksOwner:
+	case r.AsksURL():
 		return conflict("%s", URLModeHandOnMessage)
 	case AskedOf(call) == to:
 		return conflict("This round is already with %s.", to)
@@ -150,4 +152,24 @@ func (s *Store) handOnTx(ctx context.Context, tx *txn, h HandOver, at *HandingOn
 	call := *at.Call
 	call.Assignee, call.UpdatedAt = &h.To, time.Now()
 	return &call, nil
+}
+
+// AsksURL says whether the round asks a URL-mode question, which the
+// person who started the call completes: it is never handed on, nor
+// answered by a delegate. A round whose questions cannot be read counts
+// as one.
+func (r *Round) AsksURL() bool {
+	if r.Asks != nil && *r.Asks == AsksOwner {
+		return true
+	}
+	qs, err := mcpclient.ParseQuestions(r.InputRequests)
+	if err != nil {
+		return true
+	}
+	for _, q := range qs {
+		if q.Kind == mcpclient.KindURL {
+			return true
+		}
+	}
+	return false
 }

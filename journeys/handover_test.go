@@ -165,8 +165,9 @@ func TestBrowserAwayAndHandOn(t *testing.T) {
 				t.Errorf("the away status names %q, want %s", got, erin)
 			}
 			j.axeZero("the account page, away")
-			j.do("come back", chromedp.Click(chromedp.CSS(`button[data-testid="away-end"]`)),
-				chromedp.WaitVisible(chromedp.CSS(`[data-testid="account-flash"]`)))
+			j.do("come back", chromedp.Click(chromedp.CSS(`button[data-testid="away-end"]`)))
+			j.eventually("the account page says ada is back",
+				`document.querySelector('[data-testid="account-flash"]').textContent.includes("You are back")`, "", 30*time.Second)
 			if j.text(`[data-testid="away-status"]`) == "" || evaluate[bool](j, "look for the delegate", `!!document.querySelector('[data-testid="away-delegate"]')`) {
 				t.Error("the account page still says ada is away after she came back")
 			}

@@ -24,7 +24,8 @@ import (
 // a finance member, whose teams come from the account, asks nobody; the
 // same by someone in no team asks; one without an amount asks, saying the
 // condition could not be evaluated), and trying saves nothing. Saved, the
-// rule is listed and the audit log has it. A save of the file's rules
+// rule is listed and the audit log has it. Both pages say whom the rules
+// ask who has no account or team. A save of the file's rules
 // forged past the read-only page gets 409. axe-core finds nothing.
 func TestBrowserApprovalRules(t *testing.T) {
 	t.Parallel()
@@ -86,6 +87,9 @@ func TestBrowserApprovalRules(t *testing.T) {
 				!strings.Contains(got, "2 of team:finance") || !strings.Contains(got, "every destructive tool") {
 				t.Errorf("the bank's rules read %q", got)
 			}
+			if got := j.text(`[data-testid="approvals-unanswerable"]`); !strings.Contains(got, "Nobody answers yet to team:ops") {
+				t.Errorf("the bank's rules ask a team that does not exist, and the page says %q", got)
+			}
 			if n := evaluate[int](j, "count the editing controls", `document.querySelectorAll('#approvals-rules, [data-testid="approvals-save"]').length`); n != 0 {
 				t.Errorf("the file's rules have %d editing controls, want none", n)
 			}
@@ -139,6 +143,9 @@ func TestBrowserApprovalRules(t *testing.T) {
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="admin-notice"]`)))
 			if got := j.text(`[data-testid="approval-rules"]`); !strings.Contains(got, "one of ada, team:finance") {
 				t.Errorf("the saved rules read %q", got)
+			}
+			if got := j.text(`[data-testid="approvals-unanswerable"]`); !strings.Contains(got, "Nobody answers yet to ada:") {
+				t.Errorf("the saved rules ask ada, who has no account, and the page says %q", got)
 			}
 			var n int
 			queryRow(t, db, `select count(*) from audit_log where action = 'server.approvals' and target = $1 and actor = 'admin'`,

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -46,6 +48,27 @@ func (s *Store) ServerPolicy(srv *Server) (*approvals.Policy, error) {
 	s.policies[key] = p
 	s.serversMu.Unlock()
 	return p, nil
+}
+
+// Unanswerable lists the people and teams p asks who cannot answer now:
+// no enabled account, or no team, by that name. Rules may name them before
+// they are provisioned, so this warns rather than refuses.
+func (s *Store) Unanswerable(ctx context.Context, p *approvals.Policy) ([]string, error) {
+	var out []string
+	for _, r := range p.Rules() {
+		for _, a := range r.Ask {
+			if slices.Contains(out, a) {
+				continue
+			}
+			err := s.CheckAssignee(ctx, a)
+			if errors.Is(err, ErrInvalid) {
+				out = append(out, a)
+			} else if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // policyJSON is p as stored: nil (SQL null) for no rules.

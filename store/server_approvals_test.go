@@ -74,6 +74,19 @@ func TestServerApprovals(t *testing.T) {
 	if bank.Approvals != nil {
 		t.Fatalf("cleared rules read back as %s, want null", bank.Approvals)
 	}
+	missing, err := st.Unanswerable(ctx, approvals.MustParse(`[{"tools": ["a"], "ask": ["ada", "team:finance"]}, {"tools": ["b"], "ask": "ada"}]`))
+	if err != nil || strings.Join(missing, ",") != "ada,team:finance" {
+		t.Fatalf("Unanswerable = %v, %v; want ada and team:finance, once each", missing, err)
+	}
+	if _, err := st.CreateUser(ctx, "ada", "", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateTeam(ctx, "finance"); err != nil {
+		t.Fatal(err)
+	}
+	if missing, err := st.Unanswerable(ctx, rules); err != nil || len(missing) != 0 {
+		t.Fatalf("Unanswerable once they exist = %v, %v; want none", missing, err)
+	}
 	if _, err := st.SetFileApprovals(ctx, map[string]*approvals.Policy{"gone": rules}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("rules for an unregistered server: %v, want not found", err)
 	}

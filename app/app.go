@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/handlers"
+	"github.com/mcp-rounds/rounds/maillink"
 	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
@@ -160,7 +161,9 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 	}
 	locals := localServers(servers)
 	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: cfg.Version, RequestTimeout: cfg.RequestTimeout, Locals: locals})
-	eng, err := engine.New(db.pools.main, db.store, mc, engineConfig(cfg, db, locals, publicURL, log), log)
+	ec := engineConfig(cfg, db, locals, publicURL, log)
+	ec.MailLinks = maillink.NewSigner(keys.mailLinks)
+	eng, err := engine.New(db.pools.main, db.store, mc, ec, log)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +182,7 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 		VerifyOAuth: verifyOAuth(as)})
 	h := handlers.New(handlers.Options{
 		SCIM: scim, Agents: door, AuthServer: as,
-		Store: db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
+		Store: db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
 			SessionKeys:    keys.session,
@@ -405,10 +408,10 @@ func restarts(n int) int {
 
 // settings are what the handlers need of the engine's configuration, its
 // defaults applied.
-func settings(c engine.Config, iconAllowPrivate bool) handlers.Settings {
+func settings(c engine.Config, cfg Config) handlers.Settings {
 	return handlers.Settings{InstanceID: c.InstanceID, RoundTTL: c.RoundTTL, Retention: c.Retention,
 		Capabilities: c.Capabilities, Mail: c.Mail != nil, WebhookAllowPrivate: c.WebhookAllowPrivate,
-		IconAllowPrivate: iconAllowPrivate, Metrics: c.Metrics}
+		IconAllowPrivate: cfg.IconAllowPrivate, Metrics: c.Metrics, MailLinks: c.MailLinks, MailDecisions: cfg.MailDecisions}
 }
 
 // signOn is the single sign-on client of OIDC_*, or nil when it is off.

@@ -21,6 +21,7 @@ type keys struct {
 	demo       string // the built-in demo server's bearer key
 	demoState  []byte // signs the demo server's requestState
 	agentState []byte // seals the requestState Rounds gives agents
+	mailLinks  []byte // signs the links that decide from a mail
 }
 
 func secrets(ctx context.Context, st *store.Store, cfg Config) (keys, error) {
@@ -45,6 +46,9 @@ func secrets(ctx context.Context, st *store.Store, cfg Config) (keys, error) {
 		return k, err
 	}
 	if k.agentState, err = st.Secret(ctx, "agent-request-state", 32); err != nil {
+		return k, err
+	}
+	if k.mailLinks, err = st.Secret(ctx, "mail-link-key", 32); err != nil {
 		return k, err
 	}
 	return k, nil

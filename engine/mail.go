@@ -14,8 +14,10 @@ import (
 	"github.com/riverqueue/river"
 	gomail "github.com/wneessen/go-mail"
 
+	"github.com/mcp-rounds/rounds/maillink"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/queue"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -106,11 +108,15 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[queue.MailArgs]) e
 	if err != nil {
 		return err
 	}
-	msg, err := e.roundMessage(a, m)
+	links, stored, err := e.mailLinks(a, m)
 	if err != nil {
 		return err
 	}
-	sent, err := e.store.SendRoundMailOnce(ctx, a, func() error {
+	msg, err := e.roundMessage(a, m, links)
+	if err != nil {
+		return err
+	}
+	sent, err := e.store.SendRoundMailOnce(ctx, a, stored, func() error {
 		c, err := e.cfg.Mail.client(e.cfg.RequestTimeout)
 		if err != nil {
 			return err
@@ -131,11 +137,57 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[queue.MailArgs]) e
 	return nil
 }
 
+// mailLink is one choice a mail offers as a link.
+type mailLink struct{ label, url string }
+
+// mailLinks are the links of a mail about a round whose one question is a
+// yes/no or a single choice, one per choice, and what the store keeps of
+// them; none for any other round, or when links are off.
+func (e *Engine) mailLinks(a queue.MailArgs, m *store.RoundMail) ([]mailLink, *store.NewMailLink, error) {
+	if e.cfg.MailLinks == nil {
+		return nil, nil, nil
+	}
+	qs, err := round.Parse(&store.Round{InputRequests: m.InputRequests})
+	if err != nil {
+		return nil, nil, nil
+	}
+	choices := round.MailChoices(qs)
+	if len(choices) == 0 {
+		return nil, nil, nil
+	}
+	mail, err := e.cfg.MailLinks.NewMail()
+	if err != nil {
+		return nil, nil, err
+	}
+	links := make([]mailLink, len(choices))
+	for i, c := range choices {
+		links[i] = mailLink{label: c.Label, url: strings.TrimRight(e.cfg.PublicURL, "/") + "/decide/" + mail.Token(i)}
+	}
+	return links, &store.NewMailLink{Hash: mail.Hash, Kind: maillink.KindRound, Person: a.Recipient}, nil
+}
+
+// linksText is the part of a mail that offers its links: each choice's
+// label (the server's text, made plain) and address.
+func linksText(links []mailLink) string {
+	if len(links) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Or answer from here, one link per answer:\n\n")
+	for _, l := range links {
+		fmt.Fprintf(&b, "    %s: %s\n", oneLine(l.label, 80), l.url)
+	}
+	b.WriteString("\nEach link opens a page that shows what it will answer, with a button: nothing is answered until you press it. " +
+		"The links work once, for you alone, and only while the round waits.\n\n")
+	return b.String()
+}
+
 // roundMessage writes the mail: who asks, through which call, the first
-// question, the link to the round and its deadline. What the server sent
-// is plain text in a text/plain body, and cleaned of line breaks and
-// control characters wherever it lands in a header.
-func (e *Engine) roundMessage(a queue.MailArgs, m *store.RoundMail) (*gomail.Msg, error) {
+// question, the link to the round, the links that answer it from the mail
+// (when it offers any) and its deadline. What the server sent is plain
+// text in a text/plain body, and cleaned of line breaks and control
+// characters wherever it lands in a header.
+func (e *Engine) roundMessage(a queue.MailArgs, m *store.RoundMail, links []mailLink) (*gomail.Msg, error) {
 	question := "(a question that cannot be read)"
 	if qs, err := mcpclient.ParseQuestions(m.InputRequests); err == nil && len(qs) > 0 {
 		question = questionText(qs[0])
@@ -155,10 +207,10 @@ func (e *Engine) roundMessage(a queue.MailArgs, m *store.RoundMail) (*gomail.Msg
 		intro = "A round of questions is still waiting for you, and a quarter of its time is left."
 	}
 	deadline := m.ExpiresAt.UTC().Format("Monday 2 January 2006, 15:04 MST")
-	body := fmt.Sprintf("%s\n\nServer: %s\n%s: %s\nStarted by: %s\n\nThe first question:\n\n%s\n\nAnswer it here: %s\n\nAnswer by %s; after that the round expires.\n\n"+
+	body := fmt.Sprintf("%s\n\nServer: %s\n%s: %s\nStarted by: %s\n\nThe first question:\n\n%s\n\nAnswer it here: %s\n\n%sAnswer by %s; after that the round expires.\n\n"+
 		"You get this because the round was assigned to you. You can turn these mails off on your account page: %s\n",
 		intro, plainText(m.Server), strings.ToUpper(what[:1])+what[1:], plainText(m.Target), m.Owner,
-		indent(plainText(question)), link, deadline, strings.TrimRight(e.cfg.PublicURL, "/")+"/account")
+		indent(plainText(question)), link, linksText(links), deadline, strings.TrimRight(e.cfg.PublicURL, "/")+"/account")
 
 	msg := gomail.NewMsg()
 	if err := msg.From(e.cfg.Mail.From); err != nil {

@@ -52,7 +52,11 @@ type Call struct {
 	Rounds []RoundSeen `json:"rounds,omitempty"`
 	// Agent is the MCP client that started the call through Rounds'
 	// front door (/mcp/{server}); null for a call started otherwise.
-	Agent     *Agent    `json:"agent"`
+	Agent *Agent `json:"agent"`
+	// Approval is set for a call an approval rule of its server applied
+	// to: who is asked, how many must approve, the arguments asked and
+	// each decision.
+	Approval  *Approval `json:"approval,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
@@ -157,6 +161,7 @@ func NewCall(call *store.Call, rounds []store.Round) Call {
 		out.Assignee = *call.Assignee
 	}
 	out.Agent = newAgent(call)
+	out.Approval = newApproval(call.Approval)
 	switch call.Method {
 	case "prompts/get":
 		out.Prompt = call.Target

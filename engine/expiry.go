@@ -48,6 +48,13 @@ func (w *expiryWorker) Work(ctx context.Context, _ *river.Job[queue.ExpiryArgs])
 	if err != nil {
 		return err
 	}
+	ended, err := w.e.store.ExpireDueApprovals(ctx)
+	for _, id := range ended {
+		w.e.log.InfoContext(ctx, "approval ended declined at its deadline", "call_id", id)
+	}
+	if err != nil {
+		return err
+	}
 	if n, err := w.e.store.WakeTaskWaiters(ctx); err != nil {
 		return err
 	} else if n > 0 {

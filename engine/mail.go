@@ -101,18 +101,10 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[queue.MailArgs]) e
 	if e.cfg.Mail == nil {
 		return nil
 	}
-	m, err := e.store.RoundMail(ctx, a.CallID, a.Seq, a.Recipient)
+	msg, stored, err := e.mailFor(ctx, a)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	links, stored, err := e.mailLinks(a, m)
-	if err != nil {
-		return err
-	}
-	msg, err := e.roundMessage(a, m, links)
 	if err != nil {
 		return err
 	}
@@ -140,46 +132,78 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[queue.MailArgs]) e
 // mailLink is one choice a mail offers as a link.
 type mailLink struct{ label, url string }
 
-// mailLinks are the links of a mail about a round whose one question is a
-// yes/no or a single choice, one per choice, and what the store keeps of
-// them; none for any other round, or when links are off.
-func (e *Engine) mailLinks(a queue.MailArgs, m *store.RoundMail) ([]mailLink, *store.NewMailLink, error) {
-	if e.cfg.MailLinks == nil {
-		return nil, nil, nil
-	}
-	qs, err := round.Parse(&store.Round{InputRequests: m.InputRequests})
-	if err != nil {
-		return nil, nil, nil
-	}
-	choices := round.MailChoices(qs)
-	if len(choices) == 0 {
+// approvalChoices are what an approval mail's links decide, in the order
+// of maillink's choices: approve, decline.
+var approvalChoices = []string{"Approve", "Decline"}
+
+// mailLinks are the links of a mail a that decides kind, one per choice
+// labelled, and what the store keeps of them; none without choices (a
+// round of anything but one yes/no or single choice), or when links are
+// off.
+func (e *Engine) mailLinks(a queue.MailArgs, kind string, labels []string) ([]mailLink, *store.NewMailLink, error) {
+	if e.cfg.MailLinks == nil || len(labels) == 0 {
 		return nil, nil, nil
 	}
 	mail, err := e.cfg.MailLinks.NewMail()
 	if err != nil {
 		return nil, nil, err
 	}
-	links := make([]mailLink, len(choices))
-	for i, c := range choices {
-		links[i] = mailLink{label: c.Label, url: strings.TrimRight(e.cfg.PublicURL, "/") + "/decide/" + mail.Token(i)}
+	links := make([]mailLink, len(labels))
+	for i, l := range labels {
+		links[i] = mailLink{label: l, url: strings.TrimRight(e.cfg.PublicURL, "/") + "/decide/" + mail.Token(i)}
 	}
-	return links, &store.NewMailLink{Hash: mail.Hash, Kind: maillink.KindRound, Person: a.Recipient}, nil
+	return links, &store.NewMailLink{Hash: mail.Hash, Kind: kind, Person: a.Recipient}, nil
 }
 
 // linksText is the part of a mail that offers its links: each choice's
-// label (the server's text, made plain) and address.
-func linksText(links []mailLink) string {
+// label (the server's text, made plain) and address. verb is what they
+// do: "answer" a round, "decide" an approval.
+func linksText(links []mailLink, verb string) string {
 	if len(links) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("Or answer from here, one link per answer:\n\n")
+	fmt.Fprintf(&b, "Or %s from here, one link each:\n\n", verb)
 	for _, l := range links {
 		fmt.Fprintf(&b, "    %s: %s\n", oneLine(l.label, 80), l.url)
 	}
-	b.WriteString("\nEach link opens a page that shows what it will answer, with a button: nothing is answered until you press it. " +
-		"The links work once, for you alone, and only while the round waits.\n\n")
+	fmt.Fprintf(&b, "\nEach link opens a page that shows what it will %s, with a button: nothing is done until you press it. "+
+		"The links work once, for you alone, and only while the question waits.\n\n", verb)
 	return b.String()
+}
+
+// mailFor reads what the mail a says and writes it, with the links that
+// decide from it and what the store keeps of them (nil for none): about a
+// round, or, for store.ApprovalSeq, about the call's approval.
+func (e *Engine) mailFor(ctx context.Context, a queue.MailArgs) (*gomail.Msg, *store.NewMailLink, error) {
+	if a.Seq == store.ApprovalSeq {
+		m, err := e.store.ApprovalMail(ctx, a.CallID, a.Recipient)
+		if err != nil {
+			return nil, nil, err
+		}
+		links, stored, err := e.mailLinks(a, maillink.KindApproval, approvalChoices)
+		if err != nil {
+			return nil, nil, err
+		}
+		msg, err := e.approvalMessage(a, m, links)
+		return msg, stored, err
+	}
+	m, err := e.store.RoundMail(ctx, a.CallID, a.Seq, a.Recipient)
+	if err != nil {
+		return nil, nil, err
+	}
+	var labels []string
+	if qs, err := round.Parse(&store.Round{InputRequests: m.InputRequests}); err == nil {
+		for _, c := range round.MailChoices(qs) {
+			labels = append(labels, c.Label)
+		}
+	}
+	links, stored, err := e.mailLinks(a, maillink.KindRound, labels)
+	if err != nil {
+		return nil, nil, err
+	}
+	msg, err := e.roundMessage(a, m, links)
+	return msg, stored, err
 }
 
 // roundMessage writes the mail: who asks, through which call, the first
@@ -210,13 +234,18 @@ func (e *Engine) roundMessage(a queue.MailArgs, m *store.RoundMail, links []mail
 	body := fmt.Sprintf("%s\n\nServer: %s\n%s: %s\nStarted by: %s\n\nThe first question:\n\n%s\n\nAnswer it here: %s\n\n%sAnswer by %s; after that the round expires.\n\n"+
 		"You get this because the round was assigned to you. You can turn these mails off on your account page: %s\n",
 		intro, plainText(m.Server), strings.ToUpper(what[:1])+what[1:], plainText(m.Target), m.Owner,
-		indent(plainText(question)), link, linksText(links), deadline, strings.TrimRight(e.cfg.PublicURL, "/")+"/account")
+		indent(plainText(question)), link, linksText(links, "answer"), deadline, strings.TrimRight(e.cfg.PublicURL, "/")+"/account")
 
+	return e.mailMessage(m.Email, subject, body)
+}
+
+// mailMessage is a plain-text mail from Rounds to address.
+func (e *Engine) mailMessage(address, subject, body string) (*gomail.Msg, error) {
 	msg := gomail.NewMsg()
 	if err := msg.From(e.cfg.Mail.From); err != nil {
 		return nil, err
 	}
-	if err := msg.To(m.Email); err != nil {
+	if err := msg.To(address); err != nil {
 		return nil, err
 	}
 	msg.Subject(subject)

@@ -51,8 +51,15 @@ func (e *Engine) Answer(ctx context.Context, a store.Answer) (*store.Call, error
 }
 
 // StartCall stores a new call and sends its first request at once from
-// this instance, as Answer sends a retry.
+// this instance, as Answer sends a retry. A tool call a rule of its
+// server's approvals applies to is stored waiting for people's go-ahead
+// instead (approval_required), and nothing goes to the server.
 func (e *Engine) StartCall(ctx context.Context, nc store.NewCall) (*store.Call, error) {
+	approval, err := e.approvalFor(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	nc.Approval = approval
 	call, d, err := e.store.CreateCallDirect(ctx, nc, e.cfg.RequestTimeout+directMargin)
 	if err != nil {
 		return nil, err

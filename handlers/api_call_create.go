@@ -111,9 +111,10 @@ func (h *Handler) apiCallCreate(c echo.Context) error {
 	return h.writeCallWaited(c, http.StatusCreated, w, call, nil, firstRound)
 }
 
-// firstRound is the condition a call's start waits for: a round, or the end.
+// firstRound is the condition a call's start waits for: a round, an
+// approval, or the end.
 func firstRound(call *store.Call) bool {
-	return call.Status == store.CallInputRequired && call.CurrentSeq > 0
+	return call.Status == store.CallInputRequired && call.CurrentSeq > 0 || call.Status == store.CallApprovalRequired
 }
 
 // lookUp finds what start calls on srv, to check its arguments against: a

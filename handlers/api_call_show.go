@@ -69,5 +69,8 @@ func (h *Handler) writeCallWaited(c echo.Context, status int, w *watcher, call *
 			return err
 		}
 	}
+	if err := h.store.WithApproval(c.Request().Context(), call); err != nil {
+		return err
+	}
 	return writeJSON(c, status, h.apiCallOf(call, rounds))
 }

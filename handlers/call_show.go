@@ -115,7 +115,15 @@ func (h *Handler) mayOpen(ctx context.Context, call *store.Call) (bool, error) {
 		return true, nil
 	}
 	u, _ := ctx.Value(userCtxKey{}).(*store.User)
-	if u == nil || call.Assignee == nil {
+	if u == nil {
+		return false, nil
+	}
+	if call.Method == mcpclient.MethodCallTool {
+		if asked, err := h.store.AskedOfApproval(ctx, call.ID, u.Name); err != nil || asked {
+			return asked, err
+		}
+	}
+	if call.Assignee == nil {
 		return false, nil
 	}
 	return h.store.IsAssignee(ctx, *call.Assignee, u.Name)

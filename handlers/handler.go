@@ -174,6 +174,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, "We couldn't find that."
 	case errors.Is(err, store.ErrConflict):
 		return http.StatusConflict, msg
+	case errors.Is(err, store.ErrForbidden):
+		return http.StatusForbidden, msg
 	case errors.Is(err, store.ErrInvalid):
 		return http.StatusUnprocessableEntity, msg
 	case errors.Is(err, context.Canceled):

@@ -117,6 +117,7 @@ func (h *Handler) Routes() *echo.Echo {
 	api.POST("/calls", h.apiCallCreate)
 	api.GET("/calls/:id", h.apiCallShow)
 	api.POST("/calls/:id/rounds/:seq", h.apiRoundAnswer)
+	api.POST("/calls/:id/approval", h.apiCallApproval)
 	api.POST("/calls/:id/retry", h.apiCallRetry)
 	api.GET("/me", h.apiMe)
 	api.DELETE("/calls/:id", h.apiCallDelete)

@@ -81,7 +81,7 @@ func (s *Store) AgentRequestCall(ctx context.Context, session, requestID string)
 	var id string
 	err := s.pool.QueryRow(ctx, `select id::text from calls
 		where agent ? 'session' and agent->>'session' = $1 and agent->>'request_id' = $2
-		  and status in ('queued', 'running', 'input_required', 'authorization_required')
+		  and status in ('queued', 'running', 'input_required', 'authorization_required', 'approval_required')
 		order by created_at desc limit 1`, session, requestID).Scan(&id)
 	if err == pgx.ErrNoRows {
 		return "", notFound("call")

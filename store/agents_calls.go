@@ -20,7 +20,7 @@ func (s *Store) AgentCall(ctx context.Context, owner, requestID string, tokenID 
 		select id from calls
 		where owner = $1 and agent is not null and agent->>'request_id' = $2 and not agent ? 'session'
 		  and coalesce((agent->>'token_id')::bigint, 0) = $3 and coalesce(agent->>'oauth_client', '') = $4
-		  and status in ('queued', 'running', 'input_required', 'authorization_required')
+		  and status in ('queued', 'running', 'input_required', 'authorization_required', 'approval_required')
 		  and not coalesce((agent->>'task')::boolean, false)
 		order by created_at desc limit 1`, owner, requestID, tokenID, oauthClient).Scan(&id)
 	if err == pgx.ErrNoRows {

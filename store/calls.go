@@ -115,6 +115,9 @@ type Call struct {
 	// AgentTokenName names the API token the agent came with, while the
 	// token is kept (never its secret).
 	AgentTokenName *string `db:"agent_token_name"`
+	// Approval is the call's approval, with its decisions, when the call
+	// has one and its reader read it too (see WithApproval); nil otherwise.
+	Approval *Approval `db:"-"`
 }
 
 // MaxTasks is how many tasks the call's server runs at once.

@@ -41,6 +41,9 @@ type NewCall struct {
 	// then says who answers: the owner ("agent" and "owner"), or the
 	// person or team it names.
 	Agent *Agent
+	// Approval, when set, has the call wait for people's go-ahead
+	// (approval_required) with no request enqueued.
+	Approval *NewApproval
 }
 
 // NewCallID returns a fresh call id (a random UUID).
@@ -92,20 +95,24 @@ func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after tim
 		nc.Assignee = nc.Owner
 	}
 	var call *Call
+	status := CallQueued
+	if nc.Approval != nil {
+		status, after = CallApprovalRequired, 0
+	}
 	d := newDirect(after)
 	err := func() error {
 		rows, _ := tx.Query(ctx, `
 			with c as (
-				insert into calls (id, server_id, owner, method, target, arguments, protocol, assignee, webhook_url, title, agent)
+				insert into calls (id, server_id, owner, method, target, arguments, protocol, assignee, webhook_url, title, agent, status)
 				values (coalesce(nullif($10, '')::uuid, gen_random_uuid()), $1, $2, $3, $4, $5, coalesce(nullif($6, ''),
 					(select protocol from tool_protocols where server_id = $1 and tool = $4 and $3 = 'tools/call')),
 					coalesce(nullif($7, ''), (select case when agent_questions in ('agent', 'owner') then $2
-						else agent_questions end from servers where id = $1), $2), nullif($8, ''), $9, $11)
+						else agent_questions end from servers where id = $1), $2), nullif($8, ''), $9, $11, $12)
 				returning *
 			)
 			select `+callColumnsSending+`, `+callTTLColumn+`
 			from c join servers s on s.id = c.server_id`,
-			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title, nc.ID, nc.Agent)
+			nc.ServerID, nc.Owner, nc.Method, nc.Target, nc.Arguments, nc.Protocol, nc.Assignee, nc.WebhookURL, nc.Title, nc.ID, nc.Agent, status)
 		created, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[callWithTTL])
 		if err != nil {
 			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "23503" {
@@ -127,6 +134,9 @@ func (s *Store) createCallTx(ctx context.Context, tx *txn, nc NewCall, after tim
 			if err := auditTx(ctx, tx, entry); err != nil {
 				return err
 			}
+		}
+		if nc.Approval != nil {
+			return s.createApprovalTx(ctx, tx, call, nc.Approval)
 		}
 		return s.enqueueTx(ctx, tx, d, call.ID, 0)
 	}()

@@ -13,7 +13,7 @@ import (
 )
 
 // CallStatuses are every status a call can have, in the order of its life.
-var CallStatuses = []string{CallQueued, CallRunning, CallInputRequired, CallAuthorizationRequired, CallComplete, CallFailed, CallCancelled, CallExpired}
+var CallStatuses = []string{CallQueued, CallRunning, CallInputRequired, CallAuthorizationRequired, CallApprovalRequired, CallComplete, CallFailed, CallCancelled, CallExpired}
 
 // CallsPage is one page of a person's calls, newest first.
 type CallsPage struct {
@@ -91,7 +91,7 @@ func (s *Store) CancelCallSaying(ctx context.Context, callID, message string, en
 			update calls set status = 'cancelled', error = $2, retryable = false,
 			       task_stopped_at = case when task_id is not null then now() end,
 			       updated_at = now(), finished_at = now()
-			where id = $1 and status in ('queued', 'running', 'input_required', 'authorization_required')
+			where id = $1 and status in ('queued', 'running', 'input_required', 'authorization_required', 'approval_required')
 			returning current_seq, task_id is not null`, callID, message).Scan(&seq, &task)
 		if err == pgx.ErrNoRows {
 			return conflict("This call has already ended.")
@@ -101,6 +101,10 @@ func (s *Store) CancelCallSaying(ctx context.Context, callID, message string, en
 		}
 		if _, err := tx.Exec(ctx, `update rounds set status = 'cancelled'
 			where call_id = $1 and seq = $2 and status = 'pending'`, callID, seq); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `update approvals set state = 'declined', reason = $2, ended_at = now()
+			where call_id = $1 and state = 'waiting'`, callID, message); err != nil {
 			return err
 		}
 		if task {

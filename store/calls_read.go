@@ -171,6 +171,7 @@ type InboxItem struct {
 // theirs (a call with no assignee waits on its owner). A round an agent
 // is asked is in nobody's inbox; one that asks the owner, only in theirs.
 const inboxSQL = `
+	select * from ((
 		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.title, c.owner, c.assignee,
 		       r.input_requests, r.created_at, r.expires_at
 		from calls c
@@ -183,7 +184,22 @@ const inboxSQL = `
 		                                 select 'team:' || t.name from teams t
 		                                 join team_members m on m.team_id = t.id join users u on u.id = m.user_id
 		                                 where u.name = $1)))))
-		order by r.expires_at limit $2`
+		order by r.expires_at limit $2)
+		union all (
+		select a.call_id::text as call_id, 0 as seq, s.name as server_name, c.method, c.target, c.title, c.owner, c.assignee,
+		       'null'::json as input_requests, a.created_at, a.expires_at
+		from approvals a
+		join calls c on c.id = a.call_id
+		join servers s on s.id = c.server_id
+		where a.state = 'waiting' and a.expires_at > now() and a.caller <> $1 and ` + approvalAsks + `
+		  and not exists (select 1 from approval_decisions d where d.call_id = a.call_id and d.by_name = $1 and d.epoch = a.epoch)
+		order by a.expires_at limit $2)) inbox
+		order by expires_at limit $2`
+
+// approvalAsks is true of an approval a that asks person $1: named among
+// those asked, or the delegate of someone asked who is away.
+const approvalAsks = `(a.asked @> array[$1::text] or exists (select 1 from users p
+	where p.name = any(a.asked) and p.away_delegate = $1 and p.away_until > now()))`
 
 // SettledItem is a round that left a person's inbox lately, with how it
 // ended: answered, declined, cancelled or expired.
@@ -264,7 +280,10 @@ func (s *Store) WaitingCount(ctx context.Context, owner string) (int, error) {
 }
 
 const waitingCount = `
-	select count(*) from calls c
+	select (select count(*) from calls c
 	join rounds r on r.call_id = c.id and r.seq = c.current_seq
 	where c.owner = $1 and c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
-	  and r.asks is distinct from 'agent'`
+	  and r.asks is distinct from 'agent') + (
+	select count(*) from approvals a where a.state = 'waiting' and a.expires_at > now() and a.caller <> $1
+	  and ` + approvalAsks + `
+	  and not exists (select 1 from approval_decisions d where d.call_id = a.call_id and d.by_name = $1 and d.epoch = a.epoch))`

@@ -110,6 +110,11 @@ func (s *Store) webhookTx(ctx context.Context, tx *txn, callID, event string) er
 	if err != nil {
 		return err
 	}
+	if call.Approval, err = s.approvalTx(ctx, tx, callID); errors.Is(err, ErrNotFound) {
+		call.Approval = nil
+	} else if err != nil {
+		return err
+	}
 	callJSON, err := s.reach.CallJSON(call, rounds)
 	if err != nil {
 		return err

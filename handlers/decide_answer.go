@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-rounds/rounds/maillink"
 	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
@@ -21,6 +22,9 @@ func (h *Handler) decideAnswer(c echo.Context) error {
 	l, err := h.openMailLink(c)
 	if err != nil {
 		return err
+	}
+	if l.Kind == maillink.KindApproval {
+		return h.decideApproval(c, l)
 	}
 	_, err = h.engine.Answer(c.Request().Context(), store.Answer{CallID: l.CallID, Seq: l.Seq, Person: l.Person,
 		Decide: func(at store.Answering) (store.Decision, error) {
@@ -59,6 +63,11 @@ func (h *Handler) decideAnswer(c echo.Context) error {
 		return err
 	}
 	vm.Sent = status == http.StatusOK
+	return renderDecided(c, status, vm)
+}
+
+// renderDecided shows a link's page after its POST.
+func renderDecided(c echo.Context, status int, vm *views.DecideVM) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	noPrefetch(c)
 	return render(c, status, views.DecidePage(*vm))

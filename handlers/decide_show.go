@@ -75,8 +75,12 @@ func (h *Handler) decideShow(c echo.Context) error {
 	return render(c, http.StatusOK, views.DecidePage(*vm))
 }
 
-// decideVM is the page of link l, as the call and its round are now.
+// decideVM is the page of link l, as the call and its round (or its
+// approval) are now.
 func (h *Handler) decideVM(c echo.Context, l *mailLink) (*views.DecideVM, error) {
+	if l.Kind == maillink.KindApproval {
+		return h.approvalDecideVM(c, l)
+	}
 	ctx := c.Request().Context()
 	call, rounds, err := h.store.CallAndRounds(ctx, l.CallID, l.Seq)
 	if errors.Is(err, store.ErrNotFound) || err == nil && (len(rounds) == 0 || rounds[0].Seq != l.Seq) {
@@ -92,7 +96,7 @@ func (h *Handler) decideVM(c echo.Context, l *mailLink) (*views.DecideVM, error)
 	}
 	message, field := round.MailQuestion(qs)
 	vm := &views.DecideVM{Action: "/decide/" + l.token, Server: call.ServerName, Target: call.Target, Owner: call.Owner,
-		Message: message, Field: field, Person: l.Person, ExpiresAt: r.ExpiresAt}
+		Message: message, Field: field, Person: l.Person, ExpiresAt: r.ExpiresAt, Verb: "answered"}
 	if call.Title != "" {
 		vm.Target = call.Title
 	}

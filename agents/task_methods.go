@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -45,6 +46,9 @@ func (d *Door) startTask(q *Request, nc store.NewCall) error {
 	if err != nil {
 		return err
 	}
+	if err := d.o.Store.WithApproval(q.Ctx, call); err != nil {
+		return err
+	}
 	return q.ResultOf(Created(TaskFacts{Call: call, Retention: d.o.Engine.Config().Retention, Now: time.Now()}))
 }
 
@@ -76,7 +80,11 @@ func (d *Door) task(q *Request) (*store.AgentTask, taskParams, error) {
 }
 
 // facts is what TaskOf needs of a task read now.
-func (d *Door) facts(t *store.AgentTask) TaskFacts {
+func (d *Door) facts(ctx context.Context, t *store.AgentTask) TaskFacts {
+	if t.Call.Status == store.CallApprovalRequired {
+		// Read for its words; a failed read leaves them plainer.
+		_ = d.o.Store.WithApproval(ctx, t.Call)
+	}
 	return TaskFacts{Call: t.Call, Round: t.Round, Answered: t.Answered, ServerError: t.ServerError,
 		Retention: d.o.Engine.Config().Retention, Now: time.Now()}
 }
@@ -87,7 +95,7 @@ func (d *Door) tasksGet(q *Request) error {
 	if err != nil {
 		return err
 	}
-	return q.ResultOf(TaskOf(d.facts(t)))
+	return q.ResultOf(TaskOf(d.facts(q.Ctx, t)))
 }
 
 // tasksCancel answers tasks/cancel: the call is cancelled as the API's

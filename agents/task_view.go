@@ -81,6 +81,9 @@ func TaskOf(f TaskFacts) Task {
 	case store.CallAuthorizationRequired:
 		t.Status, t.PollIntervalMs = taskWorking, taskPollPerson.Milliseconds()
 		t.StatusMessage = "Waiting for " + c.Owner + " to sign in to " + c.ServerName + " in Rounds"
+	case store.CallApprovalRequired:
+		t.Status, t.PollIntervalMs = taskWorking, taskPollPerson.Milliseconds()
+		t.StatusMessage = approvalWords(c)
 	case store.CallInputRequired:
 		t = waiting(t, f)
 	default:

@@ -111,6 +111,11 @@ func (d *Door) await(q *Request, w *watcher, call *store.Call, after int) error 
 				after = r.Seq
 			}
 		}
+		if call.Status == store.CallApprovalRequired && call.Approval == nil {
+			if err := d.o.Store.WithApproval(context.WithoutCancel(q.Ctx), call); err != nil {
+				return err
+			}
+		}
 		p.say(waitingFor(call, r))
 		select {
 		case <-q.Ctx.Done():
@@ -157,12 +162,28 @@ func waitingFor(call *store.Call, r *store.Round) string {
 		return "Waiting for " + assigneeWords(call) + " to answer in Rounds"
 	case store.CallAuthorizationRequired:
 		return "Waiting for " + call.Owner + " to connect to " + call.ServerName + " in Rounds"
+	case store.CallApprovalRequired:
+		return approvalWords(call)
 	}
 	if p := call.RunningProgress(); p != nil && p.Message != "" {
 		// What the server itself last said of its work.
 		return "Waiting for " + call.ServerName + ": " + p.Message
 	}
 	return "Waiting for " + call.ServerName
+}
+
+// approvalWords says whose approval a call waits for: "Waiting for
+// approval from team:finance in Rounds". The server has not seen it.
+func approvalWords(call *store.Call) string {
+	a := call.Approval
+	if a == nil {
+		return "Waiting for approval in Rounds"
+	}
+	who := strings.Join(a.Ask, ", ")
+	if a.Needs > 1 {
+		return fmt.Sprintf("Waiting for %d approvals from %s in Rounds", a.Needs, who)
+	}
+	return "Waiting for approval from " + who + " in Rounds"
 }
 
 // assigneeWords names who answers a call's rounds.

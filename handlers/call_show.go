@@ -177,6 +177,9 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 	if vm.Reach, err = h.reachVM(ctx, call); err != nil {
 		return nil, nil, 0, err
 	}
+	if vm.Approval, err = h.approvalVM(ctx, call, signedIn(ctx)); err != nil {
+		return nil, nil, 0, err
+	}
 	if call.Error != nil {
 		vm.Error = *call.Error
 	}
@@ -189,15 +192,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 	if call.IsTask() {
 		vm.Task = &views.TaskVM{ExpiresAt: call.TaskExpiresAt, StoppedAt: call.TaskStoppedAt}
 	}
-	if (call.Status == store.CallQueued || call.Status == store.CallRunning) && mayAccess(ctx, call.Owner) {
-		vm.StopHref = href + "/stop"
-	}
-	if call.AsksOverSession && call.Finished() {
-		vm.AgainHref = href + "/again"
-	}
-	if call.Status == store.CallAuthorizationRequired && (call.ServerOAuthMode != store.OAuthShared || isAdmin(ctx)) {
-		vm.ConnectHref = "/servers/" + url.PathEscape(call.ServerName) + "/connect?call=" + url.QueryEscape(call.ID)
-	}
+	callActions(ctx, vm, call)
 	if call.RetryAt != nil && vm.Live {
 		vm.Retry = &views.RetryVM{At: *call.RetryAt}
 		if call.RetryReason != nil {
@@ -255,6 +250,22 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		vm.Result = views.Result(call.Method, call.Result, href+"/contents/")
 	}
 	return vm, call, waiting, nil
+}
+
+// callActions offers what may be done to the call from its page: stop it,
+// start it again over a session, connect to its server.
+func callActions(ctx context.Context, vm *views.CallVM, call *store.Call) {
+	href := vm.Href
+	if (call.Status == store.CallQueued || call.Status == store.CallRunning || call.Status == store.CallApprovalRequired) &&
+		mayAccess(ctx, call.Owner) {
+		vm.StopHref = href + "/stop"
+	}
+	if call.AsksOverSession && call.Finished() {
+		vm.AgainHref = href + "/again"
+	}
+	if call.Status == store.CallAuthorizationRequired && (call.ServerOAuthMode != store.OAuthShared || isAdmin(ctx)) {
+		vm.ConnectHref = "/servers/" + url.PathEscape(call.ServerName) + "/connect?call=" + url.QueryEscape(call.ID)
+	}
 }
 
 // pendingRoundVM builds the answer form of a pending round, filled in with

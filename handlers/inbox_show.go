@@ -34,7 +34,10 @@ func (h *Handler) inboxShow(c echo.Context) error {
 			Href: "/calls/" + it.CallID, Server: it.ServerName, Target: round.Preview(cmp.Or(it.Title, it.Target), round.PreviewName),
 			Questions: round.Summaries(it.InputRequests), ExpiresAt: it.ExpiresAt, Created: it.CreatedAt,
 		}
-		if it.Assignee != nil && strings.HasPrefix(*it.Assignee, store.TeamPrefix) {
+		if it.Seq == store.ApprovalSeq {
+			// Rounds' own question, not the server's.
+			item.Questions = []string{"Rounds asks for your approval before this tool runs."}
+		} else if it.Assignee != nil && strings.HasPrefix(*it.Assignee, store.TeamPrefix) {
 			item.For = "team " + strings.TrimPrefix(*it.Assignee, store.TeamPrefix)
 		}
 		if it.Owner != h.person(c) {

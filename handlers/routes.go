@@ -103,6 +103,7 @@ func (h *Handler) Routes() *echo.Echo {
 	e.GET("/calls/:id/contents/:i", h.callContent)
 	e.POST("/calls/:id/rounds/:seq", h.roundAnswer)
 	e.POST("/calls/:id/rounds/:seq/draft", h.roundDraft)
+	e.POST("/calls/:id/approval", h.callApproval)
 	e.POST("/calls/:id/retry", h.callRetry)
 	e.POST("/calls/:id/stop", h.callStop)
 	e.GET("/servers/:server/tools/:tool/icon", h.toolIcon)

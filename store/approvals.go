@@ -67,12 +67,12 @@ type Approval struct {
 	OriginalArguments json.RawMessage `db:"original_arguments"`
 	// Epoch counts the changes of the arguments: only approvals of the
 	// current epoch count.
-	Epoch     int        `db:"epoch"`
-	State     string     `db:"state"`
-	Reason    string     `db:"reason"`
-	CreatedAt time.Time  `db:"created_at"`
-	ExpiresAt time.Time  `db:"expires_at"`
-	EndedAt   *time.Time `db:"ended_at"`
+	Epoch     int            `db:"epoch"`
+	State     string         `db:"state"`
+	Reason    string         `db:"reason"`
+	CreatedAt time.Time      `db:"created_at"`
+	ExpiresAt time.Time      `db:"expires_at"`
+	EndedAt   *time.Time     `db:"ended_at"`
 	Decisions []DecisionMade `db:"-"`
 }
 

@@ -74,10 +74,12 @@ type ErrorLink struct {
 
 // CallVM is the call page.
 type CallVM struct {
-	ID     string
-	Href   string
-	Server string
-	Method string
+	// Approval is the call's approval, when a rule of its server asked one.
+	Approval *ApprovalVM
+	ID       string
+	Href     string
+	Server   string
+	Method   string
 	// Target is what the call names, as the server titled it; Name is its
 	// machine name, when that differs.
 	Target string

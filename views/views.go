@@ -20,6 +20,8 @@ func statusLabel(s string) string {
 		return "Needs your answers"
 	case "authorization_required":
 		return "Needs you to connect"
+	case "approval_required":
+		return "Waiting for approval"
 	case "complete":
 		return "Complete"
 	case "failed":

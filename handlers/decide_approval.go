@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -108,18 +107,4 @@ func (h *Handler) decideApproval(c echo.Context, l *mailLink) error {
 	}
 	vm.Sent = status == http.StatusOK
 	return renderDecided(c, status, vm)
-}
-
-// indentJSON is a JSON value indented for reading, or as it is when it
-// cannot be read.
-func indentJSON(raw json.RawMessage) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return string(raw)
-	}
-	return string(b)
 }

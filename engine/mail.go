@@ -108,7 +108,12 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[queue.MailArgs]) e
 	if err != nil {
 		return err
 	}
-	sent, err := e.store.SendRoundMailOnce(ctx, a, stored, func() error {
+	if stored != nil {
+		if err := e.store.AddMailLink(ctx, a.CallID, a.Seq, *stored); err != nil {
+			return err
+		}
+	}
+	sent, err := e.store.SendRoundMailOnce(ctx, a, func() error {
 		c, err := e.cfg.Mail.client(e.cfg.RequestTimeout)
 		if err != nil {
 			return err

@@ -18,8 +18,8 @@ type MailLink struct {
 	UsedAt    *time.Time `db:"used_at"`
 }
 
-// NewMailLink is a mail's links to store as the mail is sent: the hash of
-// their nonce, and what they decide.
+// NewMailLink is a mail's links to store before the mail is sent: the
+// hash of their nonce, and what they decide.
 type NewMailLink struct {
 	Hash   []byte
 	Kind   string
@@ -37,12 +37,13 @@ func (s *Store) MailLink(ctx context.Context, hash []byte) (*MailLink, error) {
 	return l, translate(err, "link")
 }
 
-// insertMailLinkTx stores a mail's links about round seq of the call.
-func insertMailLinkTx(ctx context.Context, tx pgx.Tx, callID string, seq int, l *NewMailLink) error {
-	if l == nil {
-		return nil
-	}
-	_, err := tx.Exec(ctx, `insert into mail_links (hash, kind, call_id, seq, person) values ($1, $2, $3, $4, $5)`,
+// AddMailLink stores the links of a mail about round seq of the call (an
+// approval's: ApprovalSeq), committed before the mail is sent, so that
+// they are known by the time anyone follows them. A mail that is then not
+// sent (another job sent it first) leaves a row whose nonce nobody has;
+// it goes with the call.
+func (s *Store) AddMailLink(ctx context.Context, callID string, seq int, l NewMailLink) error {
+	_, err := s.pool.Exec(ctx, `insert into mail_links (hash, kind, call_id, seq, person) values ($1, $2, $3, $4, $5)`,
 		l.Hash, l.Kind, callID, seq, l.Person)
 	return err
 }

@@ -201,18 +201,14 @@ func (s *Store) RoundMail(ctx context.Context, callID string, seq int, recipient
 }
 
 // SendRoundMailOnce runs send unless this mail was sent before, and
-// records it as sent in the same transaction, with its links (nil for a
-// mail without): of any number of jobs sending the same mail, on any
-// instances, one sends it. Should send fail, nothing is recorded and a
-// later attempt sends it.
-func (s *Store) SendRoundMailOnce(ctx context.Context, a queue.MailArgs, links *NewMailLink, send func() error) (sent bool, err error) {
+// records it as sent in the same transaction: of any number of jobs
+// sending the same mail, on any instances, one sends it. Should send fail,
+// nothing is recorded and a later attempt sends it.
+func (s *Store) SendRoundMailOnce(ctx context.Context, a queue.MailArgs, send func() error) (sent bool, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `insert into round_mails (call_id, seq, recipient, kind) values ($1, $2, $3, $4)
 			on conflict do nothing`, a.CallID, a.Seq, a.Recipient, a.Mail)
 		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		if err := insertMailLinkTx(ctx, tx, a.CallID, a.Seq, links); err != nil {
 			return err
 		}
 		if err := send(); err != nil {

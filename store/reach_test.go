@@ -113,7 +113,7 @@ func TestRoundMailOnce(t *testing.T) {
 	args := queue.MailArgs{CallID: id, Seq: 1, Recipient: "ada", Mail: queue.MailWaiting}
 	for range 8 {
 		wg.Go(func() {
-			if _, err := st.SendRoundMailOnce(ctx, args, nil, func() error {
+			if _, err := st.SendRoundMailOnce(ctx, args, func() error {
 				time.Sleep(20 * time.Millisecond) // an SMTP server taking its time
 				sent.Add(1)
 				return nil
@@ -128,10 +128,10 @@ func TestRoundMailOnce(t *testing.T) {
 	}
 	// A send that fails leaves nothing behind: the next attempt sends.
 	args.Mail = queue.MailReminder
-	if _, err := st.SendRoundMailOnce(ctx, args, nil, func() error { return errors.New("451 try later") }); err == nil {
+	if _, err := st.SendRoundMailOnce(ctx, args, func() error { return errors.New("451 try later") }); err == nil {
 		t.Fatal("a failed send was not reported")
 	}
-	if ok, err := st.SendRoundMailOnce(ctx, args, nil, func() error { return nil }); err != nil || !ok {
+	if ok, err := st.SendRoundMailOnce(ctx, args, func() error { return nil }); err != nil || !ok {
 		t.Errorf("the retry after a failed send: %v, %v", ok, err)
 	}
 	if err := st.SetContact(ctx, "ada", "ada@example.com", false); err != nil {

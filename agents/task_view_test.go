@@ -46,6 +46,16 @@ func TestTaskOf(t *testing.T) {
 			Round: round(nil)}, status: "working", message: "Waiting for someone in ops to answer in Rounds", poll: taskPollPerson},
 		{name: "AsksOwner", facts: TaskFacts{Call: call(store.CallInputRequired, func(c *store.Call) { c.Assignee = text("team:ops") }),
 			Round: round(&ownerAsked)}, status: "working", message: "Waiting for ada to answer in Rounds", poll: taskPollPerson},
+		{name: "WaitsForApproval", facts: TaskFacts{Call: call(store.CallApprovalRequired, func(c *store.Call) {
+			c.Approval = &store.Approval{Ask: []string{"team:finance"}, Needs: 1}
+		})}, status: "working", message: "Waiting for approval from team:finance in Rounds", poll: taskPollPerson},
+		{name: "WaitsForApprovals", facts: TaskFacts{Call: call(store.CallApprovalRequired, func(c *store.Call) {
+			c.Approval = &store.Approval{Ask: []string{"fay", "team:ops"}, Needs: 2}
+		})}, status: "working", message: "Waiting for 2 approvals from fay, team:ops in Rounds", poll: taskPollPerson},
+		{name: "DeclinedApproval", facts: TaskFacts{Call: call(store.CallFailed, func(c *store.Call) {
+			c.Error, c.FinishedAt = text("Declined by fay: not this month."), &finished
+		})}, status: "completed", message: "Declined by fay: not this month.",
+			result: `{"content":[{"text":"Declined by fay: not this month.","type":"text"}],"isError":true,"resultType":"complete"}`},
 		{name: "AsksAgent", facts: TaskFacts{Call: call(store.CallInputRequired, nil), Round: round(&agentAsked)},
 			status: "input_required", poll: taskPollWorking,
 			requests: `{"2.b":{"method":"elicitation/create","params":{"mode":"form","message":"<B>"}},"2.a":{"method":"elicitation/create","params":{"message":"A"}}}`},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-rounds/rounds/agents"
 	"github.com/mcp-rounds/rounds/apiv1"
+	"github.com/mcp-rounds/rounds/approvals"
 	"github.com/mcp-rounds/rounds/authserver"
 	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/demo"
@@ -273,12 +274,35 @@ func registerServers(ctx context.Context, st *store.Store, cfg Config, servers [
 			log.Warn("roots are on for a server MCP_ROOTS gives no roots for; it is told the roots set on the admin page, or none", "server", s.Name)
 		}
 	}
+	if err := registerApprovals(ctx, st, servers, log); err != nil {
+		return err
+	}
 	// Roots set here replace those set on the admin page; a server
 	// MCP_ROOTS does not name keeps its own.
 	for name, roots := range cfg.Roots {
 		if err := st.SetServerRoots(ctx, name, roots); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// registerApprovals sets the approval rules the servers file gives. A
+// server the file gave rules before and gives none now keeps them,
+// editable on its admin page again.
+func registerApprovals(ctx context.Context, st *store.Store, servers []ServerConfig, log *slog.Logger) error {
+	rules := map[string]*approvals.Policy{}
+	for _, s := range servers {
+		if s.Approvals != nil {
+			rules[s.Name] = s.Approvals
+		}
+	}
+	released, err := st.SetFileApprovals(ctx, rules)
+	if err != nil {
+		return fmt.Errorf("setting the servers file's approval rules: %w", err)
+	}
+	for _, name := range released {
+		log.Warn("the servers file no longer gives this server approval rules; it keeps its last ones, now editable on its admin page", "server", name)
 	}
 	return nil
 }

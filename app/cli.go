@@ -9,10 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcp-rounds/rounds/approvals"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -31,10 +33,11 @@ const usage = `usage:
   web scim token create NAME            make a provisioning (SCIM) token for an identity provider (printed last)
   web scim token list                   list provisioning tokens: name, made, last used, revoked
   web scim token revoke NAME            revoke a provisioning token: it gets 401 at once, on every instance
-  web server add NAME URL [--header 'Authorization: Bearer …' | --header -] [--agent-questions WHO]
+  web server add NAME URL [--header 'Authorization: Bearer …' | --header -] [--agent-questions WHO] [--approvals RULES]
                                         register an MCP server, with optional credentials
                                         (-: the header on standard input, out of the process list);
-                                        WHO answers agents' questions: agent, owner, a name or team:NAME
+                                        WHO answers agents' questions: agent, owner, a name or team:NAME;
+                                        RULES are its approval rules, a JSON list or a file holding one
   web healthcheck                       exit 0 if the instance on LISTEN_ADDR is up`
 
 // Command runs a management command (args without the program's name)
@@ -220,8 +223,13 @@ func (c cli) serverAdd(ctx context.Context) error {
 	fs := flag.NewFlagSet("server add", flag.ContinueOnError)
 	header := fs.String("header", "", "a header to send, such as 'Authorization: Bearer …'; - reads it from standard input")
 	agentQuestions := fs.String("agent-questions", "", "who answers the questions of calls agents start: agent, owner, a name or team:NAME")
+	rules := fs.String("approvals", "", "approval rules: a JSON list, or a file holding one")
 	if err := fs.Parse(reorder(c.args)); err != nil || fs.NArg() != 2 {
-		return errors.New("usage: web server add NAME URL [--header 'Name: value' | --header -] [--agent-questions WHO]")
+		return errors.New("usage: web server add NAME URL [--header 'Name: value' | --header -] [--agent-questions WHO] [--approvals FILE-OR-JSON]")
+	}
+	policy, err := readApprovals(*rules)
+	if err != nil {
+		return err
 	}
 	if *agentQuestions != "" {
 		// Checked before the server is registered, so a mistake leaves nothing.
@@ -269,8 +277,35 @@ func (c cli) serverAdd(ctx context.Context) error {
 			return err
 		}
 	}
+	if policy != nil {
+		entry := store.AuditEntry{Instance: "command line", Actor: "command line", Action: "server.approvals",
+			Target: list[0].Name, Detail: map[string]any{"rules": len(policy.Rules())}}
+		if err := c.st.SetServerApprovals(ctx, list[0].Name, policy, entry); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(c.stdout, "registered %s at %s\n", list[0].Name, list[0].URL)
 	return nil
+}
+
+// readApprovals reads --approvals: a JSON list of rules, or the name of a
+// file holding one; "" is nil (leave the rules as they are).
+func readApprovals(arg string) (*approvals.Policy, error) {
+	if arg == "" {
+		return nil, nil
+	}
+	data := []byte(arg)
+	if t := strings.TrimSpace(arg); !strings.HasPrefix(t, "[") && t != "null" {
+		var err error
+		if data, err = os.ReadFile(arg); err != nil {
+			return nil, fmt.Errorf("--approvals: %w", err)
+		}
+	}
+	p, err := approvals.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("--approvals: %w", err)
+	}
+	return p, nil
 }
 
 // teamAdd adds a team.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-rounds/rounds/approvals"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/localproc"
 	"github.com/mcp-rounds/rounds/maillink"
@@ -136,6 +137,9 @@ type ServerConfig struct {
 	// AgentQuestions, from MCP_SERVERS_FILE, says who answers the
 	// questions of calls agents start; "" leaves what the admin page set.
 	AgentQuestions string
+	// Approvals, from MCP_SERVERS_FILE, are the server's approval rules;
+	// nil leaves what the admin page set.
+	Approvals *approvals.Policy
 }
 
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/rounds?sslmode=disable"

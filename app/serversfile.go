@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/mcp-rounds/rounds/approvals"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 )
@@ -36,6 +37,9 @@ type fileEntry struct {
 	// AgentQuestions says who answers the questions of calls agents start
 	// (store.Server.AgentQuestions); "" leaves what the admin page set.
 	AgentQuestions *string `json:"agentQuestions"`
+	// Approvals are the server's approval rules (package approvals);
+	// given, even as [], they replace the admin page's at each start.
+	Approvals json.RawMessage `json:"approvals"`
 }
 
 // defaultMaxProcesses is how many processes of a handshake-era stdio
@@ -129,6 +133,11 @@ func parseServersFile(path string, data []byte, getenv func(string) string) ([]S
 			}
 			sc, err := e.server(name, getenv)
 			if err != nil {
+				var re *approvals.RuleError
+				if errors.As(err, &re) {
+					entryAt := dec.InputOffset() - int64(len(raw))
+					return nil, fail(entryAt+ruleOffset(raw, re.Rule), "server %q: %s", name, err)
+				}
 				return nil, fail(at, "server %q: %s", name, err)
 			}
 			if slices.ContainsFunc(out, func(s ServerConfig) bool { return s.Name == name }) {
@@ -178,6 +187,13 @@ func (e fileEntry) server(name string, getenv func(string) string) (ServerConfig
 			return sc, errors.New(`agentQuestions should be "agent", "owner", a person's name or "team:NAME"`)
 		}
 		sc.AgentQuestions = q
+	}
+	if len(e.Approvals) > 0 && string(e.Approvals) != "null" {
+		p, err := approvals.Parse(e.Approvals)
+		if err != nil {
+			return sc, fmt.Errorf("approvals: %w", err)
+		}
+		sc.Approvals = p
 	}
 	var missing []string
 	expand := func(s string) string {
@@ -244,6 +260,41 @@ func (e fileEntry) server(name string, getenv func(string) string) (ServerConfig
 		return sc, fmt.Errorf("%s is not set in Rounds' environment", strings.Join(missing, ", "))
 	}
 	return sc, nil
+}
+
+// ruleOffset is where the n-th rule (from 1) of an entry's "approvals"
+// starts in the entry, so that an error names its line; 0 if not found.
+func ruleOffset(entry json.RawMessage, n int) int64 {
+	dec := json.NewDecoder(bytes.NewReader(entry))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0
+		}
+		if key != "approvals" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return 0
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return 0
+		}
+		for range n - 1 {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return 0
+			}
+		}
+		off := dec.InputOffset()
+		rest := entry[off:]
+		return off + int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n,")))
+	}
+	return 0
 }
 
 // jsonKind names a Go type as the JSON it is read from.

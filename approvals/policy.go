@@ -77,6 +77,15 @@ func mustEnv() *cel.Env {
 	return e
 }
 
+// RuleError is what is wrong with one rule, by its place from 1.
+type RuleError struct {
+	Rule int
+	Err  error
+}
+
+func (e *RuleError) Error() string { return fmt.Sprintf("rule %d: %s", e.Rule, e.Err) }
+func (e *RuleError) Unwrap() error { return e.Err }
+
 // Parse reads the rules in the file's JSON form and compiles their
 // conditions. Nil, empty or null gives an empty policy. An error names the
 // rule ("rule 2") and the reason.
@@ -87,16 +96,16 @@ func Parse(raw json.RawMessage) (*Policy, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, errors.New("approvals must be a JSON list of rules")
+		return nil, errors.New("want a JSON list of rules: [{\"tools\": …, \"ask\": …}, …]")
 	}
 	p := &Policy{rules: make([]Rule, len(items)), programs: make([]cel.Program, len(items))}
 	for i, item := range items {
 		if err := json.Unmarshal(item, &p.rules[i]); err != nil {
-			return nil, fmt.Errorf("rule %d: %w", i+1, err)
+			return nil, &RuleError{Rule: i + 1, Err: err}
 		}
 		prg, err := compile(p.rules[i].When)
 		if err != nil {
-			return nil, fmt.Errorf("rule %d: %w", i+1, err)
+			return nil, &RuleError{Rule: i + 1, Err: err}
 		}
 		p.programs[i] = prg
 	}

@@ -115,3 +115,57 @@ func TestMatchFirstRuleWins(t *testing.T) {
 		t.Errorf("eve's call: rule %d asking %v, want rule 2 asking cy", i+1, r)
 	}
 }
+
+func TestAnnotationsOf(t *testing.T) {
+	for raw, destructive := range map[string]bool{
+		`{"name": "t"}`:                                                                  true,
+		`{"name": "t", "annotations": {}}`:                                               true,
+		`{"name": "t", "annotations": {"title": "T"}}`:                                   true,
+		`{"name": "t", "annotations": {"readOnlyHint": true}}`:                           false,
+		`{"name": "t", "annotations": {"readOnlyHint": false}}`:                          true,
+		`{"name": "t", "annotations": {"destructiveHint": false}}`:                       false,
+		`{"name": "t", "annotations": {"destructiveHint": true, "readOnlyHint": false}}`: true,
+		`not json`: true,
+	} {
+		if got := AnnotationsOf(json.RawMessage(raw)).Destructive(); got != destructive {
+			t.Errorf("%s: Destructive = %v, want %v", raw, got, destructive)
+		}
+	}
+}
+
+// TestDocExamples: the conditions docs/approvals.md shows compile, and
+// hold or not as the page says.
+func TestDocExamples(t *testing.T) {
+	ops := Caller{Name: "bo", Teams: []string{"ops"}}
+	for _, tc := range []struct {
+		when string
+		call Call
+		want bool
+	}{
+		{`args.amount > 1000`, Call{Args: map[string]any{"amount": 1000.5}}, true},
+		{`args.amount > 1000 || !("finance" in caller.teams)`, Call{Args: map[string]any{"amount": 10.0}, Caller: ops}, true},
+		{`caller.agent != ""`, Call{Caller: Caller{Agent: "claude-code"}}, true},
+		{`caller.agent != "" && args.amount >= 50`, Call{Args: map[string]any{"amount": 50.0}}, false},
+		{`args.env == "production"`, Call{Args: map[string]any{"env": "production"}}, true},
+		{`args.path.startsWith("/etc/")`, Call{Args: map[string]any{"path": "/etc/passwd"}}, true},
+		{`has(args.force) && args.force == true`, Call{Args: map[string]any{}}, false},
+		{`has(args.force) && args.force == true`, Call{Args: map[string]any{"force": true}}, true},
+		{`args.recipients.size() > 10`, Call{Args: map[string]any{"recipients": []any{"a"}}}, false},
+		{`args.recipients.exists(r, !r.endsWith("@example.com"))`, Call{Args: map[string]any{"recipients": []any{"a@example.com", "b@else.org"}}}, true},
+		{`!(caller.name in ["ada", "erin"])`, Call{Caller: Caller{Name: "ada"}}, false},
+		{`has(args.amount) && args.amount > 1000`, Call{Args: map[string]any{}}, false},
+		{`args.name.lowerAscii().contains("prod")`, Call{Args: map[string]any{"name": "PROD-db"}}, true},
+	} {
+		raw, _ := json.Marshal([]map[string]any{{"tools": []string{"t"}, "when": tc.when, "ask": "ada"}})
+		p, err := Parse(raw)
+		if err != nil {
+			t.Errorf("%s: %v", tc.when, err)
+			continue
+		}
+		tc.call.Tool = "t"
+		r, _, err := p.Match(tc.call)
+		if (r != nil) != tc.want || err != nil {
+			t.Errorf("%s on %+v: matched %v (%v), want %v", tc.when, tc.call, r != nil, err, tc.want)
+		}
+	}
+}

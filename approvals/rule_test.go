@@ -17,7 +17,7 @@ func TestParse(t *testing.T) {
 			{"tools": "destructive", "ask": "team:ops"}]`, ""},
 		{"CallerCondition", `[{"tools": ["t"], "when": "args.amount > 1000 || !(\"finance\" in caller.teams)", "ask": "ada"}]`, ""},
 		{"AgentCondition", `[{"tools": ["t"], "when": "caller.agent != 'claude-code' && caller.name.startsWith('bot')", "ask": ["ada", "team:ops"], "needs": "all"}]`, ""},
-		{"NotAList", `{"tools": "destructive"}`, "approvals must be a JSON list of rules"},
+		{"NotAList", `{"tools": "destructive"}`, "want a JSON list of rules"},
 		{"UnknownKey", `[{"tools": ["t"], "ask": "ada"}, {"tools": ["t"], "ask": "ada", "need": 2}]`,
 			`rule 2: unknown key "need"`},
 		{"ToolsMissing", `[{"ask": "ada"}]`, `rule 1: "tools" must be a list of tool names or "destructive"`},

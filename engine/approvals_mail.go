@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -19,6 +21,10 @@ func (e *Engine) approvalMessage(a queue.MailArgs, m *store.RoundMail, links []m
 	subject := fmt.Sprintf("Rounds asks for your approval: %s on %s", oneLine(m.Target, 60), oneLine(m.Server, 60))
 	deadline := m.ExpiresAt.UTC().Format("Monday 2 January 2006, 15:04 MST")
 	args := string(m.InputRequests)
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, m.InputRequests, "", "  ") == nil {
+		args = pretty.String()
+	}
 	if len(args) > 2000 {
 		args = args[:2000] + " …"
 	}

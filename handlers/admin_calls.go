@@ -43,7 +43,7 @@ func ageOptions() []views.OptionVM {
 }
 
 var callStatuses = []string{
-	store.CallQueued, store.CallRunning, store.CallInputRequired, store.CallComplete,
+	store.CallQueued, store.CallRunning, store.CallInputRequired, store.CallApprovalRequired, store.CallComplete,
 	store.CallFailed, store.CallCancelled, store.CallExpired,
 }
 

@@ -66,6 +66,7 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	}
 	vm.Replay = s.ReplayAnswers
 	vm.AgentQuestions = s.AgentQuestions
+	vm.Approvals = approvalsVM(&s.Server)
 	life, err := h.store.ServerStateLife(ctx, s.ID, stateLifeSpan)
 	if err != nil {
 		return nil, err

@@ -35,6 +35,7 @@ var adminNotices = map[string]string{
 	"expired":       "The waiting round was expired and the call ended expired; the person's page says so, with your reason, which is in the audit log.",
 	"cancelled":     "The call was cancelled; the person's page says so, with your reason, which is in the audit log.",
 	"retried":       "The call was queued again with its stored answers.",
+	"approvals":     "Approval rules saved: they apply to calls started from now on.",
 	// Teams, e-mail addresses and reassigning (see admin_teams.go).
 	"team":           "Team added. Calls name it as team:NAME.",
 	"team_removed":   "Team removed.",

@@ -21,7 +21,8 @@ func (h *Handler) callAgain(c echo.Context) error {
 	if !call.AsksOverSession || !call.Finished() {
 		return h.renderNotice(c, http.StatusConflict, call.ID, "This call did not need a session, so it is not started again that way.")
 	}
-	again, err := h.store.CreateCall(ctx, store.NewCall{
+	// Through the engine, so that the server's approval rules apply again.
+	again, err := h.createCall(ctx, store.NewCall{
 		ServerID: call.ServerID, Owner: call.Owner, Method: call.Method, Target: call.Target,
 		Arguments: call.Arguments, Protocol: mcpclient.ProtocolHandshake,
 	})

@@ -168,6 +168,7 @@ func (h *Handler) Routes() *echo.Echo {
 	admin.POST("/connections/revoke", h.adminConnectionRevoke)
 	admin.POST("/servers/:server/oauth", h.adminServerOAuth)
 	admin.POST("/servers/:server/deadlines", h.adminServerDeadlines)
+	admin.POST("/servers/:server/approvals", h.adminServerApprovals)
 
 	// These addresses a form posts to also answer GET, with the page the
 	// form belongs to: the address bar after a failed check, a bookmark or a

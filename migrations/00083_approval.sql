@@ -10,9 +10,8 @@ alter table calls add constraint calls_status_check check (status in
     ('queued', 'running', 'input_required', 'authorization_required', 'approval_required',
      'complete', 'failed', 'cancelled', 'expired'));
 
--- The policy's column is the rules' own (00082); a database without it yet
--- gets it empty.
-alter table servers add column if not exists approvals jsonb;
+alter table webhook_deliveries drop constraint webhook_deliveries_type_check,
+    add constraint webhook_deliveries_type_check check (type in ('round.waiting', 'round.escalated', 'approval.waiting', 'call.finished'));
 
 create table approvals (
     call_id            uuid primary key references calls (id) on delete cascade,
@@ -47,6 +46,9 @@ create table approval_decisions (
 create index approval_decisions_call_idx on approval_decisions (call_id, id);
 
 -- +goose Down
+delete from webhook_deliveries where type = 'approval.waiting';
+alter table webhook_deliveries drop constraint webhook_deliveries_type_check,
+    add constraint webhook_deliveries_type_check check (type in ('round.waiting', 'round.escalated', 'call.finished'));
 drop table approval_decisions;
 drop table approvals;
 delete from calls where status = 'approval_required';

@@ -50,9 +50,14 @@ type Server struct {
 	// AgentQuestions says who answers the questions of calls agents start
 	// (see RoundAsks): AgentQuestionsAgent, AgentQuestionsOwner, a
 	// person's name or "team:NAME".
-	AgentQuestions string    `db:"agent_questions"`
-	CreatedAt      time.Time `db:"created_at"`
-	UpdatedAt      time.Time `db:"updated_at"`
+	AgentQuestions string `db:"agent_questions"`
+	// Approvals are the server's approval rules in the servers file's JSON
+	// form (nil for none); ApprovalsFromFile says the servers file set
+	// them, and sets them again at each start. See Policy.
+	Approvals         json.RawMessage `db:"approvals"`
+	ApprovalsFromFile bool            `db:"approvals_from_file"`
+	CreatedAt         time.Time       `db:"created_at"`
+	UpdatedAt         time.Time       `db:"updated_at"`
 }
 
 // Local returns the name a local (stdio) server runs under in the MCP
@@ -67,7 +72,8 @@ func (s *Server) Local() (name string, ok bool) {
 
 const serverColumns = `id, name, url, enabled, protocol_version, protocol, tools, tools_expires_at, header_name,
 	header_value_enc, sampling, roots, roots_list, created_at, updated_at, tools_raw,
-	oauth_mode, oauth_client_id, oauth_client_secret_enc, oauth_required, oauth_resource_metadata, oauth_scope, replay_answers, agent_questions`
+	oauth_mode, oauth_client_id, oauth_client_secret_enc, oauth_required, oauth_resource_metadata, oauth_scope, replay_answers, agent_questions,
+	approvals, approvals_from_file`
 
 // Root is a file:// URI a server is told about, with an optional name.
 type Root struct {

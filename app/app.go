@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-rounds/rounds/demo"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/handlers"
+	"github.com/mcp-rounds/rounds/maillink"
 	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
@@ -167,6 +168,7 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 	locals := localServers(servers)
 	mc := mcpclient.New(mcpclient.Options{Name: "rounds", Version: cfg.Version, RequestTimeout: cfg.RequestTimeout, Locals: locals})
 	ecfg := engineConfig(cfg, db, locals, publicURL, log)
+	ecfg.MailLinks = maillink.NewSigner(keys.mailLinks)
 	ecfg.InstanceID = engine.NewInstanceID() // Slack's audit entries name it too
 	var eng *engine.Engine
 	sl := slackService(cfg, db.store, keys, publicURL, ecfg.InstanceID, ecfg.Metrics, log, func(ctx context.Context, a store.Answer) (*store.Call, error) {
@@ -195,7 +197,7 @@ func assemble(ctx context.Context, cfg Config, db *database, keys keys, servers 
 		VerifyOAuth: verifyOAuth(as)})
 	h := handlers.New(handlers.Options{
 		SCIM: scim, Agents: door, AuthServer: as, Slack: sl,
-		Store: db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg.IconAllowPrivate),
+		Store: db.store, Engine: eng, Catalog: cat, Logger: log, Notifier: db.notifier, Settings: settings(eng.Config(), cfg),
 		Demo: requireBearer(keys.demo, demo.Handler(demo.Options{Secret: keys.demoState})),
 		Auth: handlers.AuthOptions{
 			SessionKeys:    keys.session,
@@ -465,10 +467,10 @@ func restarts(n int) int {
 
 // settings are what the handlers need of the engine's configuration, its
 // defaults applied.
-func settings(c engine.Config, iconAllowPrivate bool) handlers.Settings {
+func settings(c engine.Config, cfg Config) handlers.Settings {
 	return handlers.Settings{InstanceID: c.InstanceID, RoundTTL: c.RoundTTL, Retention: c.Retention,
 		Capabilities: c.Capabilities, Mail: c.Mail != nil, WebhookAllowPrivate: c.WebhookAllowPrivate,
-		IconAllowPrivate: iconAllowPrivate, Metrics: c.Metrics}
+		IconAllowPrivate: cfg.IconAllowPrivate, Metrics: c.Metrics, MailLinks: c.MailLinks, MailDecisions: cfg.MailDecisions}
 }
 
 // signOn is the single sign-on client of OIDC_*, or nil when it is off.

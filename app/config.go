@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-rounds/rounds/approvals"
 	"github.com/mcp-rounds/rounds/engine"
 	"github.com/mcp-rounds/rounds/localproc"
+	"github.com/mcp-rounds/rounds/maillink"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/store"
 )
@@ -82,6 +83,9 @@ type Config struct {
 	WebhookAllowPrivate bool
 	// Slack is Rounds in Slack (SLACK_*); off without a bot token.
 	Slack SlackConfig
+	// MailDecisions says who may decide with a mail's link
+	// (MAIL_DECISIONS): maillink.SignIn or maillink.ByLink.
+	MailDecisions string
 	// IconAllowPrivate lets tools' icons come from a server whose name
 	// resolves to a private address (ICON_ALLOW_PRIVATE).
 	IconAllowPrivate bool
@@ -163,6 +167,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		(*Config).readSessions,
 		(*Config).readReach,
 		(*Config).readSlack,
+		(*Config).readMailDecisions,
 		(*Config).readTrusted,
 		(*Config).readCredentialsKey,
 		(*Config).readSignIn,
@@ -224,6 +229,21 @@ func (c *Config) readReach(getenv func(string) string) error {
 				return fmt.Errorf("%s: want true or false, got %q", s.name, v)
 			}
 		}
+	}
+	return nil
+}
+
+// readMailDecisions reads MAIL_DECISIONS: whether a mail's link decides
+// only for the person mailed once signed in (signin, the default), or for
+// whoever holds it (link).
+func (c *Config) readMailDecisions(getenv func(string) string) error {
+	switch v := getenv("MAIL_DECISIONS"); v {
+	case "", maillink.SignIn:
+		c.MailDecisions = maillink.SignIn
+	case maillink.ByLink:
+		c.MailDecisions = maillink.ByLink
+	default:
+		return fmt.Errorf("MAIL_DECISIONS: want signin (the person mailed signs in to decide) or link (the link alone decides), got %q", v)
 	}
 	return nil
 }

@@ -134,3 +134,33 @@ func TestTaskSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestMailDecisions: MAIL_DECISIONS is signin unless set to link, and any
+// other value stops the start, saying what it wants.
+func TestMailDecisions(t *testing.T) {
+	for _, tc := range []struct{ name, in, want, err string }{
+		{"OKDefault", "", "signin", ""},
+		{"OKSignIn", "signin", "signin", ""},
+		{"OKLink", "link", "link", ""},
+		{"ErrOther", "yes", "", `MAIL_DECISIONS: want signin (the person mailed signs in to decide) or link (the link alone decides), got "yes"`},
+		{"ErrCase", "Link", "", `MAIL_DECISIONS: want signin`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := LoadConfig(func(k string) string {
+				if k == "MAIL_DECISIONS" {
+					return tc.in
+				}
+				return ""
+			})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || cfg.MailDecisions != tc.want {
+				t.Fatalf("MailDecisions = %q, err %v; want %q", cfg.MailDecisions, err, tc.want)
+			}
+		})
+	}
+}

@@ -22,6 +22,7 @@ type keys struct {
 	demoState  []byte // signs the demo server's requestState
 	agentState []byte // seals the requestState Rounds gives agents
 	slackLink  []byte // signs the links that tie a Slack user to an account
+	mailLinks  []byte // signs the links that decide from a mail
 }
 
 func secrets(ctx context.Context, st *store.Store, cfg Config) (keys, error) {
@@ -49,6 +50,9 @@ func secrets(ctx context.Context, st *store.Store, cfg Config) (keys, error) {
 		return k, err
 	}
 	if k.slackLink, err = st.Secret(ctx, "slack-link", 32); err != nil {
+		return k, err
+	}
+	if k.mailLinks, err = st.Secret(ctx, "mail-link-key", 32); err != nil {
 		return k, err
 	}
 	return k, nil

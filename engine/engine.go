@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/mcp-rounds/rounds/localproc"
+	"github.com/mcp-rounds/rounds/maillink"
 	"github.com/mcp-rounds/rounds/mcpauth"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
@@ -74,6 +75,9 @@ type Config struct {
 	// links in it.
 	Mail      *Mail
 	PublicURL string
+	// MailLinks signs the links a round's mail decides with (one per
+	// choice of a yes/no or single-choice round); nil for none.
+	MailLinks *maillink.Signer
 	// MailBackoff is the wait before each next attempt of a mail the SMTP
 	// server did not take; default DefaultMailBackoff.
 	MailBackoff []time.Duration

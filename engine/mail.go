@@ -14,8 +14,10 @@ import (
 	"github.com/riverqueue/river"
 	gomail "github.com/wneessen/go-mail"
 
+	"github.com/mcp-rounds/rounds/maillink"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/queue"
+	"github.com/mcp-rounds/rounds/round"
 	"github.com/mcp-rounds/rounds/store"
 )
 
@@ -99,12 +101,17 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[queue.MailArgs]) e
 	if e.cfg.Mail == nil {
 		return nil
 	}
-	msg, err := e.mailFor(ctx, a)
+	msg, stored, err := e.mailFor(ctx, a)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if stored != nil {
+		if err := e.store.AddMailLink(ctx, a.CallID, a.Seq, *stored); err != nil {
+			return err
+		}
 	}
 	sent, err := e.store.SendRoundMailOnce(ctx, a, func() error {
 		c, err := e.cfg.Mail.client(e.cfg.RequestTimeout)
@@ -127,28 +134,89 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[queue.MailArgs]) e
 	return nil
 }
 
-// mailFor reads what the mail a says and writes it: about a round, or,
-// for store.ApprovalSeq, about the call's approval.
-func (e *Engine) mailFor(ctx context.Context, a queue.MailArgs) (*gomail.Msg, error) {
+// mailLink is one choice a mail offers as a link.
+type mailLink struct{ label, url string }
+
+// approvalChoices are what an approval mail's links decide, in the order
+// of maillink's choices: approve, decline.
+var approvalChoices = []string{"Approve", "Decline"}
+
+// mailLinks are the links of a mail a that decides kind, one per choice
+// labelled, and what the store keeps of them; none without choices (a
+// round of anything but one yes/no or single choice), or when links are
+// off.
+func (e *Engine) mailLinks(a queue.MailArgs, kind string, labels []string) ([]mailLink, *store.NewMailLink, error) {
+	if e.cfg.MailLinks == nil || len(labels) == 0 {
+		return nil, nil, nil
+	}
+	mail, err := e.cfg.MailLinks.NewMail()
+	if err != nil {
+		return nil, nil, err
+	}
+	links := make([]mailLink, len(labels))
+	for i, l := range labels {
+		links[i] = mailLink{label: l, url: strings.TrimRight(e.cfg.PublicURL, "/") + "/decide/" + mail.Token(i)}
+	}
+	return links, &store.NewMailLink{Hash: mail.Hash, Kind: kind, Person: a.Recipient}, nil
+}
+
+// linksText is the part of a mail that offers its links: each choice's
+// label (the server's text, made plain) and address. verb is what they
+// do: "answer" a round, "decide" an approval.
+func linksText(links []mailLink, verb string) string {
+	if len(links) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Or %s from here, one link each:\n\n", verb)
+	for _, l := range links {
+		fmt.Fprintf(&b, "    %s: %s\n", oneLine(l.label, 80), l.url)
+	}
+	fmt.Fprintf(&b, "\nEach link opens a page that shows what it will %s, with a button: nothing is done until you press it. "+
+		"The links work once, for you alone, and only while the question waits.\n\n", verb)
+	return b.String()
+}
+
+// mailFor reads what the mail a says and writes it, with the links that
+// decide from it and what the store keeps of them (nil for none): about a
+// round, or, for store.ApprovalSeq, about the call's approval.
+func (e *Engine) mailFor(ctx context.Context, a queue.MailArgs) (*gomail.Msg, *store.NewMailLink, error) {
 	if a.Seq == store.ApprovalSeq {
 		m, err := e.store.ApprovalMail(ctx, a.CallID, a.Recipient)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return e.approvalMessage(a, m)
+		links, stored, err := e.mailLinks(a, maillink.KindApproval, approvalChoices)
+		if err != nil {
+			return nil, nil, err
+		}
+		msg, err := e.approvalMessage(a, m, links)
+		return msg, stored, err
 	}
 	m, err := e.store.RoundMail(ctx, a.CallID, a.Seq, a.Recipient)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return e.roundMessage(a, m)
+	var labels []string
+	if qs, err := round.Parse(&store.Round{InputRequests: m.InputRequests}); err == nil {
+		for _, c := range round.MailChoices(qs) {
+			labels = append(labels, c.Label)
+		}
+	}
+	links, stored, err := e.mailLinks(a, maillink.KindRound, labels)
+	if err != nil {
+		return nil, nil, err
+	}
+	msg, err := e.roundMessage(a, m, links)
+	return msg, stored, err
 }
 
 // roundMessage writes the mail: who asks, through which call, the first
-// question, the link to the round and its deadline. What the server sent
-// is plain text in a text/plain body, and cleaned of line breaks and
-// control characters wherever it lands in a header.
-func (e *Engine) roundMessage(a queue.MailArgs, m *store.RoundMail) (*gomail.Msg, error) {
+// question, the link to the round, the links that answer it from the mail
+// (when it offers any) and its deadline. What the server sent is plain
+// text in a text/plain body, and cleaned of line breaks and control
+// characters wherever it lands in a header.
+func (e *Engine) roundMessage(a queue.MailArgs, m *store.RoundMail, links []mailLink) (*gomail.Msg, error) {
 	question := "(a question that cannot be read)"
 	if qs, err := mcpclient.ParseQuestions(m.InputRequests); err == nil && len(qs) > 0 {
 		question = questionText(qs[0])
@@ -168,10 +236,10 @@ func (e *Engine) roundMessage(a queue.MailArgs, m *store.RoundMail) (*gomail.Msg
 		intro = "A round of questions is still waiting for you, and a quarter of its time is left."
 	}
 	deadline := m.ExpiresAt.UTC().Format("Monday 2 January 2006, 15:04 MST")
-	body := fmt.Sprintf("%s\n\nServer: %s\n%s: %s\nStarted by: %s\n\nThe first question:\n\n%s\n\nAnswer it here: %s\n\nAnswer by %s; after that the round expires.\n\n"+
+	body := fmt.Sprintf("%s\n\nServer: %s\n%s: %s\nStarted by: %s\n\nThe first question:\n\n%s\n\nAnswer it here: %s\n\n%sAnswer by %s; after that the round expires.\n\n"+
 		"You get this because the round was assigned to you. You can turn these mails off on your account page: %s\n",
 		intro, plainText(m.Server), strings.ToUpper(what[:1])+what[1:], plainText(m.Target), m.Owner,
-		indent(plainText(question)), link, deadline, strings.TrimRight(e.cfg.PublicURL, "/")+"/account")
+		indent(plainText(question)), link, linksText(links, "answer"), deadline, strings.TrimRight(e.cfg.PublicURL, "/")+"/account")
 
 	return e.mailMessage(m.Email, subject, body)
 }

@@ -89,7 +89,7 @@ func TestRoundMessage(t *testing.T) {
 	m := &store.RoundMail{Email: "ada@example.com", Server: "demo", Method: "tools/call",
 		Target: "evil\r\nBcc: x@example.com", Owner: "bob", InputRequests: requests,
 		ExpiresAt: time.Date(2031, 5, 4, 12, 0, 0, 0, time.UTC)}
-	msg, err := e.roundMessage(queue.MailArgs{CallID: "c1", Seq: 1, Recipient: "ada", Mail: queue.MailReminder}, m)
+	msg, err := e.roundMessage(queue.MailArgs{CallID: "c1", Seq: 1, Recipient: "ada", Mail: queue.MailReminder}, m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

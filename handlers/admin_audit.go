@@ -69,6 +69,16 @@ func (h *Handler) auditEntry(c echo.Context, actor, action, target string, detai
 // declined or cancelled, as round.Outcome words it. It is written in the
 // answer's own transaction.
 func (h *Handler) answerAudit(c echo.Context, call *store.Call, seq int, responses json.RawMessage, forWhom string) store.AuditEntry {
+	actor := ""
+	if u := user(c); u != nil {
+		actor = u.Name
+	}
+	return h.answerAuditAs(c, actor, call, seq, responses, forWhom)
+}
+
+// answerAuditAs is answerAudit for an answer that is actor's: the signed-in
+// person's, or the person a mail's link was sent to.
+func (h *Handler) answerAuditAs(c echo.Context, actor string, call *store.Call, seq int, responses json.RawMessage, forWhom string) store.AuditEntry {
 	outcome, counts := round.Outcome(responses)
 	detail := map[string]any{
 		"seq": seq, "server": call.ServerName,
@@ -80,7 +90,7 @@ func (h *Handler) answerAudit(c echo.Context, call *store.Call, seq int, respons
 	if forWhom != "" {
 		detail["for"] = forWhom // the actor answered in their place
 	}
-	return *h.userAudit(c, "round."+outcome, call.ID, detail)
+	return h.auditEntry(c, actor, "round."+outcome, call.ID, detail)
 }
 
 // adminAuditShow lists the audit log, filtered and paged back by id.

@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-rounds/rounds/authserver"
+	"github.com/mcp-rounds/rounds/maillink"
 	"github.com/mcp-rounds/rounds/sso"
 	"github.com/mcp-rounds/rounds/store"
 	"github.com/mcp-rounds/rounds/views"
@@ -189,6 +190,11 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if isAPI(c) {
 			return echo.NewHTTPError(http.StatusUnauthorized, "Sign in, or send Authorization: Bearer TOKEN.")
+		}
+		if h.settings.MailDecisions == maillink.ByLink && strings.HasPrefix(req.URL.Path, "/decide/") {
+			// MAIL_DECISIONS=link: the link alone is the proof; the form
+			// still carries the (signed-out) session's CSRF token.
+			return h.withCSRF(next)(c)
 		}
 		if req.Header.Get("HX-Request") == "true" {
 			c.Response().Header().Set("HX-Redirect", "/login")

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-rounds/rounds/authserver"
 	"github.com/mcp-rounds/rounds/catalog"
 	"github.com/mcp-rounds/rounds/engine"
+	"github.com/mcp-rounds/rounds/maillink"
 	"github.com/mcp-rounds/rounds/mcpclient"
 	"github.com/mcp-rounds/rounds/metrics"
 	"github.com/mcp-rounds/rounds/slack"
@@ -100,6 +101,12 @@ type Settings struct {
 	IconAllowPrivate bool
 	// Metrics records HTTP requests and serves /metrics; nil for none.
 	Metrics *metrics.Metrics
+	// MailLinks opens the links that decide from a mail (/decide/…); nil
+	// for none. MailDecisions says whether the person mailed must be
+	// signed in to decide (maillink.SignIn) or the link alone decides
+	// (maillink.ByLink).
+	MailLinks     *maillink.Signer
+	MailDecisions string
 }
 
 // New returns a Handler.

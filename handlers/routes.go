@@ -119,6 +119,10 @@ func (h *Handler) Routes() *echo.Echo {
 	e.GET("/servers/:server/tools/:tool/icon", h.toolIcon)
 	e.POST("/calls/:id/delete", h.callDelete)
 	e.POST("/calls/:id/again", h.callAgain)
+	// A mail's link: the GET shows what it will answer, only the POST
+	// answers (see decideShow).
+	e.GET("/decide/:token", h.decideShow)
+	e.POST("/decide/:token", h.decideAnswer)
 
 	api := e.Group("/api/v1")
 	api.POST("/calls", h.apiCallCreate)

@@ -26,6 +26,10 @@ type ApprovalDecision struct {
 	// Audit is written in the decision's transaction: its Action and
 	// Target are the store's to fill.
 	Audit AuditEntry
+	// MailLink, when set, is the hash of the mail's links the decision
+	// was made with: they are marked used in its transaction, and a
+	// decision with links used already stores nothing (ErrConflict).
+	MailLink []byte
 }
 
 // Decided is what a decision did: the approval as it is now, and the
@@ -71,6 +75,11 @@ func (s *Store) Decide(ctx context.Context, d ApprovalDecision) (*Decided, error
 		forName, err := s.decidesForTx(ctx, tx, a, d.By)
 		if err != nil {
 			return err
+		}
+		if d.MailLink != nil {
+			if err := useMailLinkTx(ctx, tx, d.MailLink); err != nil {
+				return err
+			}
 		}
 		out.Direct, err = s.decideTx(ctx, tx, a, d, forName)
 		return err

@@ -134,6 +134,10 @@ type Decision struct {
 	// instead of sending the answers: the person declined a sampling
 	// request, which the spec answers by not sending the request again.
 	Refusal string
+	// MailLink, when set, is the hash of the mail's links this answer was
+	// made with: they are marked used in the answer's transaction, and an
+	// answer with links used already stores nothing (ErrConflict).
+	MailLink []byte
 }
 
 // Answering is what AnswerChecked reads for its decide: the call, its
@@ -236,6 +240,11 @@ func (s *Store) AnswerChecked(ctx context.Context, a Answer) (*Call, *Direct, er
 		instance = auditInstance(d.Audit)
 		if err != nil {
 			return err
+		}
+		if d.MailLink != nil {
+			if err := useMailLinkTx(ctx, tx, d.MailLink); err != nil {
+				return err
+			}
 		}
 		stored := answer{callID: a.CallID, seq: a.Seq, Decision: d,
 			known: answerKnown{call: call, roundTTL: ttl, round: round}, sendAfter: a.SendAfter}

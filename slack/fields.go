@@ -114,6 +114,9 @@ func textInput(fd *forms.Field) (goslack.BlockElement, string) {
 	if fd.MaxLength != nil && *fd.MaxLength >= 1 && *fd.MaxLength <= maxInputLength {
 		el.MaxLength = *fd.MaxLength
 	}
+	if el.MaxLength > 0 && el.MinLength > el.MaxLength {
+		el.MinLength = 0 // no answer fits: Slack refuses such bounds, Rounds' check says so
+	}
 	return el, ""
 }
 
@@ -125,6 +128,9 @@ func numberInput(fd *forms.Field) goslack.BlockElement {
 	el := goslack.NewNumberInputBlockElement(nil, valueActionID, decimal)
 	el.MinValue = slackNumber(fd.Min, decimal)
 	el.MaxValue = slackNumber(fd.Max, decimal)
+	if el.MinValue != "" && el.MaxValue != "" && !within(el.MinValue, "", el.MaxValue) {
+		el.MinValue, el.MaxValue = "", "" // no answer fits: Slack refuses such bounds, Rounds' check says so
+	}
 	if v := slackNumber(fd.Value, decimal); v != "" && within(v, el.MinValue, el.MaxValue) {
 		el.InitialValue = v
 	}

@@ -103,6 +103,7 @@ type Fake struct {
 	seq        int
 	calls      []Call
 	violations []Violation
+	late       []string // replies over ReplyTimeout
 	failures   map[string]*Failure
 	users      map[string]User // by ID
 	channels   map[string]bool
@@ -127,6 +128,7 @@ func New(tb testing.TB) *Fake {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/{method}", f.serveAPI)
 	mux.HandleFunc("/socket", f.socket.serve)
+	mux.HandleFunc("POST /response/{channel}/{ts}", f.serveResponseURL)
 	f.Server = httptest.NewServer(mux)
 	tb.Cleanup(func() {
 		f.socket.closeAll()

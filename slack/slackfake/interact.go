@@ -24,12 +24,17 @@ func (p Payload) Type() string { s, _ := p["type"].(string); return s }
 // TriggerID is the trigger_id a views.open may use within TriggerTTL.
 func (p Payload) TriggerID() string { s, _ := p["trigger_id"].(string); return s }
 
+// ReplyTimeout is how long Slack waits for the app's reply to an
+// interaction before it shows the person an error and retries.
+const ReplyTimeout = 3 * time.Second
+
 // Sent is what the app answered to one interaction.
 type Sent struct {
 	Status int
 	Header http.Header
 	Body   []byte
-	body   []byte // the form body sent, for Resend
+	Took   time.Duration // from sending to the whole reply, by the wall clock
+	body   []byte        // the form body sent, for Resend
 }
 
 // ResponseAction reads a view_submission reply: its response_action and,
@@ -100,6 +105,38 @@ func (f *Fake) Press(userID string, m Message, actionID string) (Payload, error)
 	return p, nil
 }
 
+// Late lists the replies to Send slower than ReplyTimeout. It is kept
+// apart from Violations because it depends on the machine's load.
+func (f *Fake) Late() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.late...)
+}
+
+// PressInView is the block_actions a user's press of the button actionID
+// in an open view sends (container type "view"). It fails when the view
+// has no such button.
+func (f *Fake) PressInView(userID string, v View, actionID string) (Payload, error) {
+	blocks, _ := v.View["blocks"].([]any)
+	blockID, button, ok := findButton(blocks, actionID)
+	if !ok {
+		return nil, fmt.Errorf("slackfake: view %s has no button %q", v.ID, actionID)
+	}
+	f.mu.Lock()
+	trigger, now := f.trigger(), f.Now()
+	f.mu.Unlock()
+	action := map[string]any{
+		"type": "button", "action_id": actionID, "block_id": blockID, "text": button["text"],
+		"value": button["value"], "action_ts": fmt.Sprintf("%d.%06d", now.Unix(), now.Nanosecond()/1000),
+	}
+	p := f.base("block_actions", userID)
+	p["trigger_id"] = trigger
+	p["container"] = map[string]any{"type": "view", "view_id": v.ID}
+	p["view"] = v.wire()
+	p["actions"] = []any{action}
+	return p, nil
+}
+
 // findButton finds a button by action_id in actions blocks and section accessories.
 func findButton(blocks []any, actionID string) (blockID string, button map[string]any, ok bool) {
 	for _, b := range blocks {
@@ -158,11 +195,18 @@ func (p Payload) Encode() []byte {
 }
 
 // Send posts p to InteractionURL as Slack does, signed now, and applies a
-// view_submission's reply to the view (closed, updated, or kept with errors).
+// view_submission's reply to the view (closed, updated, or kept with
+// errors). A reply slower than ReplyTimeout is listed in Late: Slack
+// would have shown the person an error and retried.
 func (f *Fake) Send(ctx context.Context, p Payload) (*Sent, error) {
 	s, err := f.SendSigned(ctx, p.Encode(), SigningSecret, f.Now(), nil)
 	if err != nil {
 		return nil, err
+	}
+	if s.Took > ReplyTimeout {
+		f.mu.Lock()
+		f.late = append(f.late, fmt.Sprintf("%s replied after %s, over Slack's %s", p.Type(), s.Took.Round(time.Millisecond), ReplyTimeout))
+		f.mu.Unlock()
 	}
 	f.afterReply(p, s.Status, s.Body)
 	return s, nil
@@ -192,6 +236,7 @@ func (f *Fake) SendSigned(ctx context.Context, body []byte, secret string, at ti
 	for k, v := range extra {
 		req.Header[k] = v
 	}
+	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
@@ -201,7 +246,7 @@ func (f *Fake) SendSigned(ctx context.Context, body []byte, secret string, at ti
 	if err != nil {
 		return nil, err
 	}
-	return &Sent{Status: resp.StatusCode, Header: resp.Header, Body: got, body: body}, nil
+	return &Sent{Status: resp.StatusCode, Header: resp.Header, Body: got, Took: time.Since(start), body: body}, nil
 }
 
 // afterReply does to the view what the reply to its submission asks.

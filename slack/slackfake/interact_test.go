@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -203,5 +204,60 @@ func TestSign(t *testing.T) {
 	got := slackfake.Sign("8f742231b10e8888abcd99yyyzzz85a5", 1531420618, body)
 	if got != "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503" {
 		t.Errorf("Sign = %s", got)
+	}
+}
+
+// TestPressInViewAndResponseURL: a button in a modal sends block_actions
+// from the view; a message button's response_url replaces the message.
+func TestPressInViewAndResponseURL(t *testing.T) {
+	f, a, api := setup(t)
+	ctx := context.Background()
+	if _, _, err := api.PostMessage("C1", slack.MsgOptionBlocks(approveBlocks...)); err != nil {
+		t.Fatal(err)
+	}
+	press, _ := f.Press("U1", f.Messages()[0], "approve")
+	v := testView()
+	v.Blocks.BlockSet = append([]slack.Block{slack.NewActionBlock("top",
+		slack.NewButtonBlockElement("decline", "r1", slack.NewTextBlockObject("plain_text", "Decline", false, false)))}, v.Blocks.BlockSet...)
+	if _, err := api.OpenView(press.TriggerID(), v); err != nil {
+		t.Fatal(err)
+	}
+	inView, err := f.PressInView("U1", f.Views()[0], "decline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Send(ctx, inView); err != nil {
+		t.Fatal(err)
+	}
+	cb := a.got[0]
+	if cb.Container.Type != "view" || cb.View.ID != f.Views()[0].ID || cb.ActionCallback.BlockActions[0].ActionID != "decline" {
+		t.Errorf("block_actions from a view = %+v", cb)
+	}
+	err = slack.PostWebhookContext(ctx, press["response_url"].(string), &slack.WebhookMessage{Text: "Approved", ReplaceOriginal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := f.Messages()[0]; m.Text != "Approved" || len(m.Blocks) != 0 || m.Updated != 1 {
+		t.Errorf("message after response_url = %+v", m)
+	}
+}
+
+// TestSlowReply: a reply after Slack's 3 seconds is listed as late.
+func TestSlowReply(t *testing.T) {
+	f, a, api := setup(t)
+	if _, _, err := api.PostMessage("C1", slack.MsgOptionBlocks(approveBlocks...)); err != nil {
+		t.Fatal(err)
+	}
+	a.reply = func(slack.InteractionCallback) any {
+		<-time.After(slackfake.ReplyTimeout + 100*time.Millisecond) // an app that works too long before replying
+		return nil
+	}
+	press, _ := f.Press("U1", f.Messages()[0], "approve")
+	s, err := f.Send(context.Background(), press)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if late := f.Late(); s.Took <= slackfake.ReplyTimeout || len(late) != 1 || !strings.Contains(late[0], "block_actions replied after") {
+		t.Errorf("took %s, late %v", s.Took, late)
 	}
 }

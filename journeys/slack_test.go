@@ -518,3 +518,33 @@ func TestSlackOutage(t *testing.T) {
 		t.Errorf("updated message = %q", up.Text)
 	}
 }
+
+// TestSlackDeclineInModal: Decline at the top of the modal declines the
+// round, as the page's Decline does, and the modal says so.
+func TestSlackDeclineInModal(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorld(t, false)
+	a := w.start(t)
+	call := w.startFor(a.URL, "collect_user_info", "team:ops")
+	m := w.message(t, opsRoom)
+	w.press(t, a, adaSlack, m, slack.ActionAnswer)
+	p, err := w.fake.PressInView(adaSlack, w.view(t, 1), slack.ActionDecline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.send(t, a, p)
+	done := w.c.waitFor(a.URL, call.ID, 15*time.Second, isDone)
+	if got := resultText(t, done.Result); got != "No details shared." {
+		t.Errorf("result = %q", got)
+	}
+	eventually(t, 10*time.Second, func() error {
+		if v := w.view(t, 1); !strings.Contains(fmt.Sprint(v.View["blocks"]), "Declined.") {
+			return fmt.Errorf("the modal says %v", v.View["blocks"])
+		}
+		return nil
+	})
+	if up := w.updated(t, m); !strings.Contains(up.Text, "Declined by ada") {
+		t.Errorf("updated message = %q", up.Text)
+	}
+	w.noViolations(t)
+}

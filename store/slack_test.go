@@ -32,7 +32,20 @@ func TestSlackIdentities(t *testing.T) {
 	must(t, st.SetContact(ctx, "bob", "bob@example.com", true))           // his own: not
 	must(t, st.SetEmail(ctx, "carol", "carol@example.com"))               // an admin's…
 	must(t, st.SetContact(ctx, "carol", "carol@elsewhere.example", true)) // …then changed by her
-	for name, want := range map[string]string{"ada": "ada@example.com", "bob": "", "carol": ""} {
+	// A provider's: trusted when single sign-on says it verified it, and
+	// always from SCIM.
+	for name, verified := range map[string]bool{"dora": true, "eve": false} {
+		if _, err := st.SignOnUser(ctx, store.SignOn{Issuer: "https://idp.example", Subject: name, Name: name,
+			Email: name + "@example.com", EmailVerified: verified}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.CreateProvisionedUser(ctx, store.ProvisionUser{UserName: "finn", ExternalID: "x-finn",
+		Email: "finn@example.com", Attributes: []byte(`{}`)}, store.Provisioner{Instance: "test", Token: "okta"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"ada": "ada@example.com", "bob": "", "carol": "",
+		"dora": "dora@example.com", "eve": "", "finn": "finn@example.com"} {
 		target, err := st.SlackTarget(ctx, waitingCall(t, st, "ada", name), 1)
 		if err != nil || target.Person == nil || target.Person.TrustedEmail != want {
 			t.Errorf("%s: target = %+v, %v; want trusted address %q", name, target.Person, err, want)

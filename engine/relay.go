@@ -32,7 +32,7 @@ const (
 // relay tells request seq's server notifications to the agent waiting on
 // its call.
 type relay struct {
-	n    *store.Notifier
+	st   *store.Store
 	call string
 	seq  int
 
@@ -67,10 +67,10 @@ func (e *Engine) hear(srv *mcpclient.Server, c *store.Call, seq int) (done func(
 // relayTo returns the relay of request seq of call c, or nil when no agent
 // waits on it: a call started in Rounds, or a task, whose agent polls.
 func (e *Engine) relayTo(c *store.Call, seq int) *relay {
-	if e.cfg.Notifier == nil || c.Agent == nil || c.Agent.Task {
+	if c.Agent == nil || c.Agent.Task {
 		return nil
 	}
-	return &relay{n: e.cfg.Notifier, call: c.ID, seq: seq, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	return &relay{st: e.store, call: c.ID, seq: seq, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // progress tells a server's notifications/progress, with report told
@@ -130,7 +130,7 @@ func (r *relay) run() {
 		r.mu.Unlock()
 		told := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		_ = r.n.Tell(ctx, ev) // the agent then hears less, never wrong
+		_ = r.st.TellCallEvent(ctx, ev) // the agent then hears less, never wrong
 		cancel()
 		time.Sleep(time.Until(told.Add(relayEvery)))
 	}

@@ -48,17 +48,22 @@ const (
 	maxEventBytesHeld = 512 << 10
 )
 
-// Tell hands ev to the requests watching its call's events, here at once
-// and on every other instance through Postgres. An event too large for a
-// notification is not told.
-func (n *Notifier) Tell(ctx context.Context, ev CallEvent) error {
-	ev.From = n.id()
+// TellCallEvent hands ev to the requests watching its call's events, on
+// this instance at once (its Notifier's) and on every other through
+// Postgres. An event too large for a notification is not told.
+func (s *Store) TellCallEvent(ctx context.Context, ev CallEvent) error {
+	n := s.announcer.own
+	if n != nil {
+		ev.From = n.id()
+	}
 	payload, err := json.Marshal(ev)
 	if err != nil || len(payload) > maxEventPayload {
 		return err
 	}
-	n.hand(ev)
-	_, err = n.pool.Exec(ctx, `select pg_notify($1, $2)`, callEventChannel, string(payload))
+	if n != nil {
+		n.hand(ev)
+	}
+	_, err = s.pool.Exec(ctx, `select pg_notify($1, $2)`, callEventChannel, string(payload))
 	return err
 }
 

@@ -22,8 +22,12 @@ import (
 func TestCallEventsReachEveryInstance(t *testing.T) {
 	pool := storetest.NewPool(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	listening := func() *store.Notifier {
+	listening := func() (*store.Store, *store.Notifier) {
 		n := store.NewNotifier(pool, log)
+		st, err := store.New(pool, store.Options{Notifier: n})
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx, stop := context.WithCancel(context.Background())
 		t.Cleanup(stop)
 		go n.Run(ctx)
@@ -33,9 +37,10 @@ func TestCallEventsReachEveryInstance(t *testing.T) {
 			}
 			return nil
 		})
-		return n
+		return st, n
 	}
-	server, agent := listening(), listening()
+	st, server := listening()
+	_, agent := listening()
 	here := server.WatchEvents("c1")
 	defer here.Stop()
 	there := agent.WatchEvents("c1")
@@ -52,7 +57,7 @@ func TestCallEventsReachEveryInstance(t *testing.T) {
 			method, params = store.EventLog, fmt.Sprintf(`{"level":"info","data":"step %d"}`, i)
 		}
 		ev := store.CallEvent{Call: "c1", Seq: 0, N: int64(i + 1), Method: method, Params: json.RawMessage(params)}
-		if err := server.Tell(t.Context(), ev); err != nil {
+		if err := st.TellCallEvent(t.Context(), ev); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, ev.N)

@@ -290,8 +290,19 @@ func registerServers(ctx context.Context, st *store.Store, cfg Config, servers [
 func registerApprovals(ctx context.Context, st *store.Store, servers []ServerConfig, log *slog.Logger) error {
 	rules := map[string]*approvals.Policy{}
 	for _, s := range servers {
-		if s.Approvals != nil {
-			rules[s.Name] = s.Approvals
+		if s.Approvals == nil {
+			continue
+		}
+		rules[s.Name] = s.Approvals
+		// People and teams may be provisioned after the start: said, not
+		// refused.
+		missing, err := st.Unanswerable(ctx, s.Approvals)
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			log.Warn("the servers file's approval rules ask people or teams that do not exist (yet); a call only they could approve ends declined",
+				"server", s.Name, "missing", strings.Join(missing, ", "))
 		}
 	}
 	released, err := st.SetFileApprovals(ctx, rules)

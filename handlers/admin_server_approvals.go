@@ -17,23 +17,27 @@ import (
 	"github.com/mcp-rounds/rounds/views"
 )
 
-// approvalsVM is a server's approval rules as its admin page shows them.
-func approvalsVM(s *store.Server) views.AdminApprovalsVM {
+// approvalsVM is a server's approval rules as its admin page shows them,
+// with the people and teams they ask who cannot answer now.
+func (h *Handler) approvalsVM(ctx context.Context, s *store.Server) (views.AdminApprovalsVM, error) {
 	vm := views.AdminApprovalsVM{Action: "/admin/servers/" + url.PathEscape(s.Name) + "/approvals", FromFile: s.ApprovalsFromFile}
 	p, err := s.Policy()
 	if err != nil {
 		// Stored rules a newer Rounds no longer reads: shown as stored,
 		// with the reason, to be mended.
 		vm.Text, vm.Error = string(s.Approvals), err.Error()
-		return vm
+		return vm, nil
 	}
 	vm.Text, vm.Rules = p.Text(), ruleVMs(p)
+	if vm.Unanswerable, err = h.store.Unanswerable(ctx, p); err != nil {
+		return vm, err
+	}
 	var tools []struct{ Name string }
 	_ = json.Unmarshal(s.Tools, &tools)
 	for _, t := range tools {
 		vm.Try.Tools = append(vm.Try.Tools, t.Name)
 	}
-	return vm
+	return vm, nil
 }
 
 func ruleVMs(p *approvals.Policy) []views.ApprovalRuleVM {

@@ -66,7 +66,9 @@ func (h *Handler) adminServerVM(ctx context.Context, name string) (*views.AdminS
 	}
 	vm.Replay = s.ReplayAnswers
 	vm.AgentQuestions = s.AgentQuestions
-	vm.Approvals = approvalsVM(&s.Server)
+	if vm.Approvals, err = h.approvalsVM(ctx, &s.Server); err != nil {
+		return nil, err
+	}
 	life, err := h.store.ServerStateLife(ctx, s.ID, stateLifeSpan)
 	if err != nil {
 		return nil, err

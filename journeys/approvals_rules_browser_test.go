@@ -1,6 +1,9 @@
 package journeys
 
 import (
+	"bytes"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,7 +24,9 @@ import (
 // a finance member, whose teams come from the account, asks nobody; the
 // same by someone in no team asks; one without an amount asks, saying the
 // condition could not be evaluated), and trying saves nothing. Saved, the
-// rule is listed and the audit log has it. axe-core finds nothing.
+// rule is listed and the audit log has it. Both pages say whom the rules
+// ask who has no account or team. A save of the file's rules
+// forged past the read-only page gets 409. axe-core finds nothing.
 func TestBrowserApprovalRules(t *testing.T) {
 	t.Parallel()
 	browser := newBrowser(t)
@@ -42,6 +47,19 @@ func TestBrowserApprovalRules(t *testing.T) {
 	cli(t, db, "long enough password\n", "user", "add", "bo")
 	cli(t, db, "", "team", "add", "finance")
 	cli(t, db, "", "team", "member", "add", "finance", "bo")
+
+	// A save forged past the read-only page is refused, and changes nothing.
+	admin := newClient(t, db)
+	admin.login(inst.URL, "admin", adminPassword)
+	status, page := admin.post(inst.URL+"/admin/servers/bank/approvals", url.Values{"op": {"save"}, "rules": {"[]"}})
+	if status != http.StatusConflict || !bytes.Contains(page, []byte("change them there")) {
+		t.Errorf("saving the file's rules from the page: %d, want 409 saying the file sets them", status)
+	}
+	var rules string
+	queryRow(t, db, `select coalesce(approvals::text, '') from servers where name = 'bank'`, nil, &rules)
+	if !strings.Contains(rules, "destructive") {
+		t.Errorf("after the refused save the bank's rules are %q", rules)
+	}
 
 	for _, width := range []int64{1280, 390} {
 		t.Run(strconv.Itoa(int(width)), func(t *testing.T) {
@@ -68,6 +86,9 @@ func TestBrowserApprovalRules(t *testing.T) {
 			if got := j.text(`[data-testid="approval-rules"]`); !strings.Contains(got, `args.amount > 1000 || !("finance" in caller.teams)`) ||
 				!strings.Contains(got, "2 of team:finance") || !strings.Contains(got, "every destructive tool") {
 				t.Errorf("the bank's rules read %q", got)
+			}
+			if got := j.text(`[data-testid="approvals-unanswerable"]`); !strings.Contains(got, "Nobody answers yet to team:ops") {
+				t.Errorf("the bank's rules ask a team that does not exist, and the page says %q", got)
 			}
 			if n := evaluate[int](j, "count the editing controls", `document.querySelectorAll('#approvals-rules, [data-testid="approvals-save"]').length`); n != 0 {
 				t.Errorf("the file's rules have %d editing controls, want none", n)
@@ -122,6 +143,9 @@ func TestBrowserApprovalRules(t *testing.T) {
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="admin-notice"]`)))
 			if got := j.text(`[data-testid="approval-rules"]`); !strings.Contains(got, "one of ada, team:finance") {
 				t.Errorf("the saved rules read %q", got)
+			}
+			if got := j.text(`[data-testid="approvals-unanswerable"]`); !strings.Contains(got, "Nobody answers yet to ada:") {
+				t.Errorf("the saved rules ask ada, who has no account, and the page says %q", got)
 			}
 			var n int
 			queryRow(t, db, `select count(*) from audit_log where action = 'server.approvals' and target = $1 and actor = 'admin'`,

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -23,6 +25,50 @@ func (s *Server) Policy() (*approvals.Policy, error) {
 		return nil, fmt.Errorf("server %s: approvals: %w", s.Name, err)
 	}
 	return p, nil
+}
+
+// ServerPolicy is srv.Policy, compiled once per distinct set of rules on
+// this instance: a call's gate reads it without compiling CEL again.
+func (s *Store) ServerPolicy(srv *Server) (*approvals.Policy, error) {
+	key := string(srv.Approvals)
+	s.serversMu.Lock()
+	p, ok := s.policies[key]
+	s.serversMu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := srv.Policy()
+	if err != nil {
+		return nil, err
+	}
+	s.serversMu.Lock()
+	if s.policies == nil || len(s.policies) > 1000 {
+		s.policies = map[string]*approvals.Policy{}
+	}
+	s.policies[key] = p
+	s.serversMu.Unlock()
+	return p, nil
+}
+
+// Unanswerable lists the people and teams p asks who cannot answer now:
+// no enabled account, or no team, by that name. Rules may name them before
+// they are provisioned, so this warns rather than refuses.
+func (s *Store) Unanswerable(ctx context.Context, p *approvals.Policy) ([]string, error) {
+	var out []string
+	for _, r := range p.Rules() {
+		for _, a := range r.Ask {
+			if slices.Contains(out, a) {
+				continue
+			}
+			err := s.CheckAssignee(ctx, a)
+			if errors.Is(err, ErrInvalid) {
+				out = append(out, a)
+			} else if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // policyJSON is p as stored: nil (SQL null) for no rules.

@@ -36,6 +36,12 @@ func TestServerApprovals(t *testing.T) {
 	if err != nil || p.Text() != rules.Text() || srv.ApprovalsFromFile {
 		t.Fatalf("shop's rules = %q (from file %v, %v), want %q", p.Text(), srv.ApprovalsFromFile, err, rules.Text())
 	}
+	if cached, err := st.ServerPolicy(srv); err != nil || cached.Text() != rules.Text() {
+		t.Fatalf("ServerPolicy = %q, %v; want shop's rules", cached.Text(), err)
+	}
+	if again, _ := st.ServerPolicy(srv); again == nil || again != mustPolicy(t, st, srv) {
+		t.Fatal("ServerPolicy compiled the same rules twice")
+	}
 	log, err := st.AuditLog(ctx, store.AuditFilter{Action: "server.approvals", Target: "shop"})
 	if err != nil || len(log) != 1 {
 		t.Fatalf("audit log = %v, %v; want one server.approvals entry", log, err)
@@ -68,7 +74,29 @@ func TestServerApprovals(t *testing.T) {
 	if bank.Approvals != nil {
 		t.Fatalf("cleared rules read back as %s, want null", bank.Approvals)
 	}
+	missing, err := st.Unanswerable(ctx, approvals.MustParse(`[{"tools": ["a"], "ask": ["ada", "team:finance"]}, {"tools": ["b"], "ask": "ada"}]`))
+	if err != nil || strings.Join(missing, ",") != "ada,team:finance" {
+		t.Fatalf("Unanswerable = %v, %v; want ada and team:finance, once each", missing, err)
+	}
+	if _, err := st.CreateUser(ctx, "ada", "", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateTeam(ctx, "finance"); err != nil {
+		t.Fatal(err)
+	}
+	if missing, err := st.Unanswerable(ctx, rules); err != nil || len(missing) != 0 {
+		t.Fatalf("Unanswerable once they exist = %v, %v; want none", missing, err)
+	}
 	if _, err := st.SetFileApprovals(ctx, map[string]*approvals.Policy{"gone": rules}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("rules for an unregistered server: %v, want not found", err)
 	}
+}
+
+func mustPolicy(t *testing.T, st *store.Store, srv *store.Server) *approvals.Policy {
+	t.Helper()
+	p, err := st.ServerPolicy(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

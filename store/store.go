@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/mcp-rounds/rounds/approvals"
 	"github.com/mcp-rounds/rounds/queue"
 )
 
@@ -55,7 +56,8 @@ type Store struct {
 	replica   *Replica   // the lists' replica; nil: they read the primary
 
 	serversMu sync.Mutex
-	servers   map[string]cachedServer // see ServerToCall
+	servers   map[string]cachedServer      // see ServerToCall
+	policies  map[string]*approvals.Policy // by rules as stored; see ServerPolicy
 }
 
 // Options are what a Store is told at its making, all optional.

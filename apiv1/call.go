@@ -50,6 +50,9 @@ type Call struct {
 	// with Rounds.
 	Task   *Task       `json:"task,omitempty"`
 	Rounds []RoundSeen `json:"rounds,omitempty"`
+	// Answered is the latest round of those read (the current one) a
+	// person answered: who, and for whom when not themselves.
+	Answered *RoundAnswered `json:"answered,omitempty"`
 	// Agent is the MCP client that started the call through Rounds'
 	// front door (/mcp/{server}); null for a call started otherwise.
 	Agent *Agent `json:"agent"`
@@ -112,6 +115,29 @@ type Round struct {
 	// AnsweredBefore is what was answered to the round at this place
 	// before the server was asked afresh, whose questions changed since.
 	AnsweredBefore *Answered `json:"answeredBefore,omitempty"`
+	// HandedOn is the round's last hand-over, if it was handed on.
+	HandedOn *HandedOn `json:"handedOn,omitempty"`
+}
+
+// HandedOn is a waiting round given to someone else: whom it was asked
+// of, whom it went to, who gave it and when.
+type HandedOn struct {
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	By   string    `json:"by"`
+	At   time.Time `json:"at"`
+}
+
+// RoundAnswered says who answered a round, and on whose behalf when not
+// their own: the person away whose delegate they are, or the assignee an
+// admin or the owner answered in place of.
+type RoundAnswered struct {
+	Seq int        `json:"seq"`
+	By  string     `json:"by"`
+	For string     `json:"for,omitempty"`
+	At  *time.Time `json:"at,omitempty"`
+	// HandedOn is the round's last hand-over before it was answered.
+	HandedOn *HandedOn `json:"handedOn,omitempty"`
 }
 
 // Answered is what was answered to a round.
@@ -123,10 +149,11 @@ type Answered struct {
 // RoundSeen is one round of a call the server forgot the questions of:
 // how it ended, and what Rounds did.
 type RoundSeen struct {
-	Seq        int        `json:"seq"`
-	Status     string     `json:"status"`
-	AnsweredBy string     `json:"answeredBy,omitempty"`
-	AnsweredAt *time.Time `json:"answeredAt,omitempty"`
+	Seq         int        `json:"seq"`
+	Status      string     `json:"status"`
+	AnsweredBy  string     `json:"answeredBy,omitempty"`
+	AnsweredFor string     `json:"answeredFor,omitempty"`
+	AnsweredAt  *time.Time `json:"answeredAt,omitempty"`
 	// StateRefusedAt is when the server no longer knew the round's question
 	// as its answers came back.
 	StateRefusedAt *time.Time `json:"stateRefusedAt,omitempty"`
@@ -205,22 +232,36 @@ func NewCall(call *store.Call, rounds []store.Round) Call {
 		r := &rounds[i]
 		before := round.Before(rounds, r)
 		if call.Status == store.CallInputRequired && r.Seq == call.CurrentSeq && r.Status == store.RoundPending {
-			out.Round = &Round{Seq: r.Seq, InputRequests: r.InputRequests, ExpiresAt: r.ExpiresAt, Asks: deref(r.Asks)}
+			out.Round = &Round{Seq: r.Seq, InputRequests: r.InputRequests, ExpiresAt: r.ExpiresAt, Asks: deref(r.Asks),
+				HandedOn: handedOn(r)}
 			if before != nil && before.Responses != nil {
 				out.Round.AnsweredBefore = &Answered{Seq: before.Seq, InputResponses: before.Responses}
 			}
 			continue
 		}
+		if r.Status == store.RoundAnswered && r.AnsweredBy != nil {
+			out.Answered = &RoundAnswered{Seq: r.Seq, By: *r.AnsweredBy, For: deref(r.AnsweredFor), At: r.AnsweredAt,
+				HandedOn: handedOn(r)}
+		}
 		if !refused {
 			continue
 		}
-		seen := RoundSeen{Seq: r.Seq, Status: r.Status, AnsweredBy: answeredBy(r), AnsweredAt: r.AnsweredAt, StateRefusedAt: r.StateExpiredAt}
+		seen := RoundSeen{Seq: r.Seq, Status: r.Status, AnsweredBy: answeredBy(r), AnsweredFor: deref(r.AnsweredFor),
+			AnsweredAt: r.AnsweredAt, StateRefusedAt: r.StateExpiredAt}
 		if before != nil && r.AnsweredAgain() {
 			seen.AnsweredAgainFrom = before.Seq
 		}
 		out.Rounds = append(out.Rounds, seen)
 	}
 	return out
+}
+
+// handedOn is round r's last hand-over, nil when it was never handed on.
+func handedOn(r *store.Round) *HandedOn {
+	if r.HandedAt == nil {
+		return nil
+	}
+	return &HandedOn{From: deref(r.HandedFrom), To: deref(r.HandedTo), By: deref(r.HandedBy), At: *r.HandedAt}
 }
 
 // newAgent is how the API names the agent that started call; nil for a

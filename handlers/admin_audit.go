@@ -68,14 +68,17 @@ func (h *Handler) auditEntry(c echo.Context, actor, action, target string, detai
 // answerAudit is the audit entry for the answer to a round: answered,
 // declined or cancelled, as round.Outcome words it. It is written in the
 // answer's own transaction.
-func (h *Handler) answerAudit(c echo.Context, call *store.Call, seq int, responses json.RawMessage) store.AuditEntry {
+func (h *Handler) answerAudit(c echo.Context, call *store.Call, seq int, responses json.RawMessage, forWhom string) store.AuditEntry {
 	outcome, counts := round.Outcome(responses)
 	detail := map[string]any{
 		"seq": seq, "server": call.ServerName,
 		"accept": counts.Accept, "decline": counts.Decline, "cancel": counts.Cancel,
 	}
 	if call.Assignee != nil {
-		detail["assignee"] = *call.Assignee // the actor answered for them
+		detail["assignee"] = *call.Assignee
+	}
+	if forWhom != "" {
+		detail["for"] = forWhom // the actor answered in their place
 	}
 	return *h.userAudit(c, "round."+outcome, call.ID, detail)
 }

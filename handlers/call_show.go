@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -107,8 +108,9 @@ func (h *Handler) ownedCall(ctx context.Context, id string) (*store.Call, error)
 }
 
 // mayOpen reports whether the signed-in person may open, draft and answer
-// call: its owner, an admin, or whom its rounds are assigned to (the
-// person, or a member of the team). An answer decides the same from what
+// call: its owner, an admin, whom its rounds are assigned to (the
+// person, or a member of the team), or the delegate of that person while
+// they are away. An answer decides the same from what
 // its own transaction read (see answer).
 func (h *Handler) mayOpen(ctx context.Context, call *store.Call) (bool, error) {
 	if mayAccess(ctx, call.Owner) {
@@ -123,10 +125,14 @@ func (h *Handler) mayOpen(ctx context.Context, call *store.Call) (bool, error) {
 			return asked, err
 		}
 	}
-	if call.Assignee == nil {
-		return false, nil
+	if call.Assignee != nil {
+		if ok, err := h.store.IsAssignee(ctx, *call.Assignee, u.Name); ok || err != nil {
+			return ok, err
+		}
 	}
-	return h.store.IsAssignee(ctx, *call.Assignee, u.Name)
+	// The delegate of the person away whose rounds these are.
+	_, ok, err := h.store.ActingFor(ctx, u.Name, []string{store.AskedOf(call)}, time.Now())
+	return ok, err
 }
 
 // startedCall returns a call if person started it, or is an admin: what
@@ -219,6 +225,10 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 			if current.Plan, err = h.roundPlanVM(ctx, r); err != nil {
 				return nil, nil, 0, err
 			}
+			if vm.HandOn, err = h.handOnVM(ctx, call, r); err != nil {
+				return nil, nil, 0, err
+			}
+			current.Handed = handedVM(r)
 			vm.Current = current
 			vm.WatchHref = watchHref(call.ID, r.Seq)
 			continue
@@ -226,18 +236,7 @@ func (h *Handler) callViewFor(ctx context.Context, id, person string) (*views.Ca
 		if r.Seq == call.CurrentSeq && r.Outcome != nil {
 			vm.Outcome = *r.Outcome
 		}
-		h := views.RoundVM{
-			Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
-			Questions: views.Answered(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
-		}
-		if r.StateExpiredAt != nil {
-			h.StateRefused, h.StateAge = r.StateExpiredAt, engine.HumanDuration(r.StateExpiredAt.Sub(r.CreatedAt))
-			h.AskedAfresh = r.AskedAfresh
-		}
-		if before != nil && r.AnsweredAgain() {
-			h.SameAs, h.AnsweredAgain = before.Seq, true
-		}
-		vm.History = append(vm.History, h)
+		vm.History = append(vm.History, historyRoundVM(ctx, call, r, before))
 	}
 	agentReach(ctx, vm, call, rounds)
 	// Started again, a call whose server forgot its questions, or whose
@@ -266,6 +265,24 @@ func callActions(ctx context.Context, vm *views.CallVM, call *store.Call) {
 	if call.Status == store.CallAuthorizationRequired && (call.ServerOAuthMode != store.OAuthShared || isAdmin(ctx)) {
 		vm.ConnectHref = "/servers/" + url.PathEscape(call.ServerName) + "/connect?call=" + url.QueryEscape(call.ID)
 	}
+}
+
+// historyRoundVM is an ended round as the call's history shows it: how
+// it ended, who answered and for whom, and what Rounds did about it.
+func historyRoundVM(ctx context.Context, call *store.Call, r, before *store.Round) views.RoundVM {
+	h := views.RoundVM{
+		Seq: r.Seq, Status: r.Status, Outcome: deref(r.Outcome), AnsweredAt: r.AnsweredAt, ExpiresAt: r.ExpiresAt, AnsweredBy: answeredBy(r),
+		Questions: views.Answered(r, call.ServerName, views.ZoneOf(ctx).Name), Held: r.HeldBy != nil, URLCompleted: r.URLCompletedAt,
+		AnsweredFor: deref(r.AnsweredFor), Handed: handedVM(r),
+	}
+	if r.StateExpiredAt != nil {
+		h.StateRefused, h.StateAge = r.StateExpiredAt, engine.HumanDuration(r.StateExpiredAt.Sub(r.CreatedAt))
+		h.AskedAfresh = r.AskedAfresh
+	}
+	if before != nil && r.AnsweredAgain() {
+		h.SameAs, h.AnsweredAgain = before.Seq, true
+	}
+	return h
 }
 
 // pendingRoundVM builds the answer form of a pending round, filled in with

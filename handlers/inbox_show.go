@@ -40,6 +40,9 @@ func (h *Handler) inboxShow(c echo.Context) error {
 		} else if it.Assignee != nil && strings.HasPrefix(*it.Assignee, store.TeamPrefix) {
 			item.For = "team " + strings.TrimPrefix(*it.Assignee, store.TeamPrefix)
 		}
+		if it.AwayFor != nil {
+			item.For = *it.AwayFor + ", who is away and named you to answer"
+		}
 		if it.Owner != h.person(c) {
 			item.From = it.Owner
 		}

@@ -188,6 +188,9 @@ type apiMeResponse struct {
 	Teams         []string  `json:"teams"`
 	WebhookSecret string    `json:"webhook_secret"`
 	CreatedAt     time.Time `json:"createdAt"`
+	// Away is until when they are away and who answers for them; null
+	// when they are not.
+	Away *apiAway `json:"away"`
 }
 
 // apiMe says who the token belongs to, with the secret their webhook
@@ -210,9 +213,17 @@ func (h *Handler) apiMe(c echo.Context) error {
 	if teams == nil {
 		teams = []string{}
 	}
-	c.Response().Header().Set("Cache-Control", "no-store")
-	return writeJSON(c, http.StatusOK, apiMeResponse{
+	away, err := h.store.AwayOf(ctx, u.Name)
+	if err != nil {
+		return err
+	}
+	me := apiMeResponse{
 		Name: u.Name, Admin: u.IsAdmin, Email: contact.Email, EmailRounds: contact.EmailRounds, Teams: teams,
 		WebhookSecret: engine.FormatWebhookSecret(secret), CreatedAt: u.CreatedAt,
-	})
+	}
+	if away != nil {
+		me.Away = &apiAway{Until: &away.Until, Delegate: away.Delegate}
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return writeJSON(c, http.StatusOK, me)
 }

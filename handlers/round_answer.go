@@ -74,7 +74,7 @@ func (h *Handler) answer(c echo.Context, seq int, check func(*store.Call, *store
 	)
 	call, err := h.engine.Answer(ctx, store.Answer{CallID: c.Param("id"), Seq: seq, Person: person, Decide: func(at store.Answering) (store.Decision, error) {
 		// As mayOpen decides, from what the transaction read.
-		if !mayAccess(ctx, at.Call.Owner) && !at.Assigned {
+		if !mayAccess(ctx, at.Call.Owner) && !at.Assigned && at.Delegating == "" {
 			return store.Decision{}, notFoundErr("call")
 		}
 		r = at.Round
@@ -85,8 +85,9 @@ func (h *Handler) answer(c echo.Context, seq int, check func(*store.Call, *store
 		if !a.Fits() {
 			return store.Decision{}, errUnfit
 		}
-		return store.Decision{Responses: a.Responses, By: person, Refusal: a.Refusal,
-			Audit: []store.AuditEntry{h.answerAudit(c, at.Call, at.Round.Seq, a.Responses)}}, nil
+		forWhom := at.For(person)
+		return store.Decision{Responses: a.Responses, By: person, For: forWhom, Refusal: a.Refusal,
+			Audit: []store.AuditEntry{h.answerAudit(c, at.Call, at.Round.Seq, a.Responses, forWhom)}}, nil
 	}})
 	return call, r, a, err
 }

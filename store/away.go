@@ -105,3 +105,19 @@ func (s *Store) ClearAway(ctx context.Context, person string, audit AuditEntry) 
 		return auditTx(ctx, tx, audit)
 	})
 }
+
+// delegatingSQL names the person away whose delegate $2 is, when call $1's
+// rounds are theirs (its assignee, or its owner when it has none); ''
+// otherwise. It reads as ActingFor does, at the database's now.
+const delegatingSQL = `select coalesce((select p.name from calls c
+	join users p on p.name = coalesce(c.assignee, c.owner) join users d on d.name = p.away_delegate
+	where c.id = $1 and d.name = $2 and not d.disabled and p.away_until > now()), '')`
+
+// AskedOf is whom call's rounds are asked of: its assignee (a person, or
+// team:NAME), or its owner when it has none.
+func AskedOf(call *Call) string {
+	if call.Assignee != nil {
+		return *call.Assignee
+	}
+	return call.Owner
+}

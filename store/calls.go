@@ -270,6 +270,17 @@ type Round struct {
 	// Asks is who the round asks when not the call's assignee: AsksAgent
 	// or AsksOwner; nil for the assignee.
 	Asks *string `db:"asks"`
+	// AnsweredFor is whom the person who answered answered for, when not
+	// themselves: the away person whose delegate they are, or the assignee
+	// an admin or the owner answered in place of.
+	AnsweredFor *string `db:"answered_for"`
+	// HandedFrom, HandedTo, HandedBy and HandedAt record the round's last
+	// hand-over (HandOn): whom it was asked of, whom it was given to, who
+	// gave it and when; nil when it was never handed on.
+	HandedFrom *string    `db:"handed_from"`
+	HandedTo   *string    `db:"handed_to"`
+	HandedBy   *string    `db:"handed_by"`
+	HandedAt   *time.Time `db:"handed_at"`
 }
 
 // AnsweredAgain reports whether Rounds answered the round with the answers
@@ -280,7 +291,8 @@ func (r *Round) AnsweredAgain() bool {
 
 const roundColumns = `call_id::text as call_id, seq, input_requests, request_state, status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
-	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process, asks`
+	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process, asks,
+	answered_for, handed_from, handed_to, handed_by, handed_at`
 
 // roundColumnsNow reads a round as a person sees it now: pending past its
 // deadline is expired, unless its plan answers it at the deadline (see
@@ -289,4 +301,5 @@ const roundColumnsNow = `call_id::text as call_id, seq, input_requests, request_
 	case when status = 'pending' and expires_at <= now() and (on_expiry = 'expire' or expires_at < now() - interval '1 hour')
 	     then 'expired' else status end as status, responses,
 	answered_by, answered_at, expires_at, created_at, held_by, elicitation_id, url_completed_at, outcome,
-	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process, asks`
+	asking, coalesce(position, seq) as position, state_expired_at, asked_afresh, task, process, asks,
+	answered_for, handed_from, handed_to, handed_by, handed_at`

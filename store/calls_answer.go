@@ -69,7 +69,8 @@ func (s *Store) answerTx(ctx context.Context, tx *txn, a answer) (CallChange, *D
 	b := &pgx.Batch{}
 	b.Queue(`
 		with r as (
-			update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
+			update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now(),
+			       answered_for = nullif($5, '')
 			where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now()
 			returning held_by is not null as held, `+roundColumns+`
 		), c as (
@@ -79,7 +80,7 @@ func (s *Store) answerTx(ctx context.Context, tx *txn, a answer) (CallChange, *D
 			returning calls.status, calls.updated_at
 		)
 		select r.*, c.status as call_status, c.updated_at as call_updated_at from r left join c on true`,
-		callID, seq, a.Responses, a.By).Query(func(rows pgx.Rows) error {
+		callID, seq, a.Responses, a.By, a.For).Query(func(rows pgx.Rows) error {
 		got, err := pgx.CollectRows(rows, pgx.RowToStructByName[answeredRound])
 		if err != nil || len(got) == 0 {
 			return err
@@ -126,7 +127,9 @@ func (s *Store) answerTx(ctx context.Context, tx *txn, a answer) (CallChange, *D
 type Decision struct {
 	Responses json.RawMessage
 	By        string
-	Audit     []AuditEntry
+	// For is whom By answers for, when not themselves (Answering.For).
+	For   string
+	Audit []AuditEntry
 	// Refusal, when set, ends the call cancelled with this message
 	// instead of sending the answers: the person declined a sampling
 	// request, which the spec answers by not sending the request again.
@@ -134,12 +137,39 @@ type Decision struct {
 }
 
 // Answering is what AnswerChecked reads for its decide: the call, its
-// round, and whether the person answering is whom the call's rounds are
-// assigned to (as IsAssignee says), read in the same transaction.
+// round, whether the person answering is whom the call's rounds are
+// assigned to (as IsAssignee says), and whom they stand in for, read in
+// the same transaction.
 type Answering struct {
 	Call     *Call
 	Round    *Round
 	Assigned bool
+	// Delegating names the person away whose delegate the person
+	// answering is, when the round is that person's (the call's assignee,
+	// or its owner when it has none; see ActingFor); empty otherwise, and
+	// always for a round that asks a URL-mode question (Round.AsksURL),
+	// which the person who started the call completes, or the agent.
+	Delegating string
+}
+
+// For says whom person, answering, answers for when not themselves: the
+// person away they are the delegate of, or, for an admin or the owner
+// answering a round given to someone else, that assignee. Empty when they
+// answer for themselves (or for a team of theirs).
+func (a Answering) For(person string) string {
+	switch {
+	case a.Assigned:
+		return ""
+	case a.Delegating != "":
+		return a.Delegating
+	case a.Round != nil && a.Round.Asks != nil:
+		return ""
+	case a.Call.Assignee != nil && *a.Call.Assignee != person:
+		return *a.Call.Assignee
+	case a.Call.Assignee == nil && a.Call.Owner != person:
+		return a.Call.Owner
+	}
+	return ""
 }
 
 // Answer is an answer for AnswerChecked to check and store.
@@ -192,11 +222,17 @@ func (s *Store) AnswerChecked(ctx context.Context, a Answer) (*Call, *Direct, er
 			})
 		b.Queue(`select call_team_member($1, $2)`, a.CallID, a.Person).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&member) })
+		var delegating string
+		b.Queue(delegatingSQL, a.CallID, a.Person).
+			QueryRow(func(row pgx.Row) error { return row.Scan(&delegating) })
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
+		if round == nil || round.Asks != nil || round.AsksURL() {
+			delegating = ""
+		}
 		d, err := a.Decide(Answering{Call: call, Round: round,
-			Assigned: roundAssigned(call, round, a.Person, member)})
+			Assigned: roundAssigned(call, round, a.Person, member), Delegating: delegating})
 		instance = auditInstance(d.Audit)
 		if err != nil {
 			return err
@@ -298,9 +334,10 @@ func (s *Store) ExpireRound(ctx context.Context, instance, callID string, seq in
 func (s *Store) refuseTx(ctx context.Context, tx *txn, a answer) error {
 	callID, seq := a.callID, a.seq
 	tag, err := tx.Exec(ctx, `
-		update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now()
+		update rounds set status = 'answered', responses = $3, answered_by = $4, answered_at = now(),
+		       answered_for = nullif($5, '')
 		where call_id = $1 and seq = $2 and status = 'pending' and expires_at > now() and held_by is null`,
-		callID, seq, a.Responses, a.By)
+		callID, seq, a.Responses, a.By, a.For)
 	if err != nil {
 		return err
 	}

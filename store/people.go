@@ -194,6 +194,8 @@ func (s *Store) RoundMail(ctx context.Context, callID string, seq int, recipient
 		  and r.expires_at > now() and u.email <> '' and u.email_rounds and not u.disabled
 		  and ((r.asks = 'owner' and c.owner = u.name)
 		       or (r.asks is null and (coalesce(c.assignee, c.owner) = u.name
+		       or exists (select 1 from users p where p.name = coalesce(c.assignee, c.owner)
+		                  and p.away_delegate = u.name and p.away_until > now())
 		       or exists (select 1 from team_members m join teams t on t.id = m.team_id
 		                  where m.user_id = u.id and 'team:' || t.name = c.assignee))))`, callID, seq, recipient)
 	m, err := pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[RoundMail])

@@ -60,13 +60,17 @@ func (s *Store) callFinishedTx(ctx context.Context, tx *txn, callID string) erro
 
 // mailRoundTx enqueues a mail to each person round seq waits for who has an
 // address and wants mail (the owner alone for a round that asks the owner,
-// nobody for one that asks the agent), and a reminder for when a quarter of its time is
+// nobody for one that asks the agent; the delegate of a person away in
+// their place), and a reminder for when a quarter of its time is
 // left.
 func (s *Store) mailRoundTx(ctx context.Context, tx *txn, callID string, seq int, created, expires time.Time) error {
 	rows, _ := tx.Query(ctx, `
 		select u.name from calls c join rounds r on r.call_id = c.id and r.seq = c.current_seq join users u
 		  on (r.asks = 'owner' and u.name = c.owner)
-		  or (r.asks is null and (u.name = coalesce(c.assignee, c.owner)
+		  or (r.asks is null and ((u.name = coalesce(c.assignee, c.owner)
+		      and not (u.away_until > now() and u.away_delegate is not null))
+		  or u.name = (select p.away_delegate from users p
+		      where p.name = coalesce(c.assignee, c.owner) and p.away_until > now())
 		  or (c.assignee like 'team:%' and u.id in (
 		      select m.user_id from team_members m join teams t on t.id = m.team_id
 		      where t.name = substr(c.assignee, 6)))))

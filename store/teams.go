@@ -117,15 +117,20 @@ func assigned(assignee, user string, member bool) bool {
 // CheckAssignee checks who a call's rounds are to be answered by: an
 // enabled user's name, or "team:" and a team's name.
 func (s *Store) CheckAssignee(ctx context.Context, assignee string) error {
+	return checkAssignee(ctx, s.pool, assignee)
+}
+
+// checkAssignee is CheckAssignee on db, a pool or a transaction.
+func checkAssignee(ctx context.Context, db querier, assignee string) error {
 	var ok bool
 	var err error
 	if team, isTeam := strings.CutPrefix(assignee, TeamPrefix); isTeam {
-		err = s.pool.QueryRow(ctx, `select exists (select 1 from teams where name = $1)`, team).Scan(&ok)
+		err = db.QueryRow(ctx, `select exists (select 1 from teams where name = $1)`, team).Scan(&ok)
 		if err == nil && !ok {
 			return &Error{Kind: ErrInvalid, Message: "There is no team named " + quote(team) + "."}
 		}
 	} else {
-		err = s.pool.QueryRow(ctx, `select exists (select 1 from users where name = $1 and not disabled)`, assignee).Scan(&ok)
+		err = db.QueryRow(ctx, `select exists (select 1 from users where name = $1 and not disabled)`, assignee).Scan(&ok)
 		if err == nil && !ok {
 			return &Error{Kind: ErrInvalid, Message: "There is no one named " + quote(assignee) + " who may answer. Name a person, or a team as team:NAME."}
 		}

@@ -124,6 +124,8 @@ type CallVM struct {
 	ConnectHref string
 	// Task is set when the server runs the call as a task.
 	Task *TaskVM
+	// HandOn, set for whom may hand the waiting round on, offers it.
+	HandOn *HandOnVM
 }
 
 // TaskVM is where a call's task stands on the server.
@@ -143,8 +145,12 @@ type RoundVM struct {
 	ExpiresAt  time.Time
 	AnsweredAt *time.Time
 	AnsweredBy string
-	Questions  []QuestionVM
-	Errors     []ErrorLink
+	// AnsweredFor is whom AnsweredBy answered for, when not themselves.
+	AnsweredFor string
+	// Handed is the round's last hand-over, if any.
+	Handed    *HandedVM
+	Questions []QuestionVM
+	Errors    []ErrorLink
 	// DraftAction is where the round's draft is saved; DraftSaved is when it
 	// last was, if ever.
 	DraftAction string
@@ -303,7 +309,8 @@ type InboxItemVM struct {
 	ExpiresAt time.Time
 	Created   time.Time
 	// For says whom the round waits for when that is not only the person:
-	// "team approvers"; From names who started the call, if someone else.
+	// "team approvers", or someone away whose delegate the person is;
+	// From names who started the call, if someone else.
 	For  string
 	From string
 }

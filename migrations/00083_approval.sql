@@ -11,7 +11,7 @@ alter table calls add constraint calls_status_check check (status in
      'complete', 'failed', 'cancelled', 'expired'));
 
 alter table webhook_deliveries drop constraint webhook_deliveries_type_check,
-    add constraint webhook_deliveries_type_check check (type in ('round.waiting', 'round.escalated', 'approval.waiting', 'call.finished'));
+    add constraint webhook_deliveries_type_check check (type in ('round.waiting', 'round.escalated', 'round.handed_on', 'approval.waiting', 'call.finished'));
 
 create table approvals (
     call_id            uuid primary key references calls (id) on delete cascade,
@@ -46,7 +46,7 @@ create table approval_decisions (
 create index approval_decisions_call_idx on approval_decisions (call_id, id);
 
 -- +goose Down
-delete from webhook_deliveries where type = 'approval.waiting';
+delete from webhook_deliveries where type in ('approval.waiting', 'round.handed_on');
 alter table webhook_deliveries drop constraint webhook_deliveries_type_check,
     add constraint webhook_deliveries_type_check check (type in ('round.waiting', 'round.escalated', 'call.finished'));
 drop table approval_decisions;

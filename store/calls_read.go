@@ -177,19 +177,19 @@ type InboxItem struct {
 const inboxSQL = `
 		select r.call_id::text as call_id, r.seq, s.name as server_name, c.method, c.target, c.title, c.owner, c.assignee,
 		       r.input_requests, r.created_at, r.expires_at,
-		       case when r.asks is null and coalesce(c.assignee, c.owner) <> $1 and coalesce(c.assignee, c.owner) in (`+awayFor+`)
+		       case when r.asks is null and coalesce(c.assignee, c.owner) <> $1 and coalesce(c.assignee, c.owner) in (` + awayFor + `)
 		            then coalesce(c.assignee, c.owner) end as away_for
 		from calls c
 		join rounds r on r.call_id = c.id and r.seq = c.current_seq
 		join servers s on s.id = c.server_id
 		where c.status = 'input_required' and r.status = 'pending' and r.expires_at > now()
 		  and ((r.asks = 'owner' and c.owner = $1)
-		       or (r.asks is null and ((c.assignee is null and c.owner = any(array(select $1::text union all `+awayFor+`)))
+		       or (r.asks is null and ((c.assignee is null and c.owner = any(array(select $1::text union all ` + awayFor + `)))
 		       or c.assignee = any(array(select $1::text union all
 		                                 select 'team:' || t.name from teams t
 		                                 join team_members m on m.team_id = t.id join users u on u.id = m.user_id
 		                                 where u.name = $1
-		                                 union all `+awayFor+`)))))
+		                                 union all ` + awayFor + `)))))
 		order by r.expires_at limit $2`
 
 // awayFor lists the people away whose delegate person $1 is (see

@@ -77,6 +77,12 @@ func TestMailDecisionApproval(t *testing.T) {
 	if done.Status != "failed" || done.Error == nil || done.Error.Message != "Declined by ada: Not on a Friday." {
 		t.Fatalf("the declined call: %+v", done)
 	}
+	var marked bool
+	queryRow(t, db, `select coalesce((detail->>'mail_link')::boolean, false) from audit_log where action = 'approval.declined' and target = $1 and actor = 'ada'`,
+		[]any{first}, &marked)
+	if !marked {
+		t.Errorf("the decline's audit entry does not say it was made with a mail's link")
+	}
 	status, body = ada.post(a.URL+links["Approve"], url.Values{})
 	if status != http.StatusConflict || !regexp.MustCompile(`Already decided by ada at \d{4}-\d\d-\d\d \d\d:\d\d`).Match(body) {
 		t.Errorf("the mail's Approve after the decline: %d\n%s", status, body)

@@ -185,6 +185,12 @@ func TestMailDecisionSignIn(t *testing.T) {
 	if by := roundAnsweredBy(t, db, call.ID, 1); by != "ada" {
 		t.Errorf("the round was answered by %q", by)
 	}
+	var marked bool
+	queryRow(t, db, `select coalesce((detail->>'mail_link')::boolean, false) from audit_log where action = 'round.answered' and target = $1 and actor = 'ada'`,
+		[]any{call.ID}, &marked)
+	if !marked {
+		t.Errorf("the answer's audit entry does not say it was made with a mail's link")
+	}
 	// Used again, the links answer nothing and say who answered, and when.
 	for _, l := range []string{links["Yes"], links["No"]} {
 		status, body := ada.post(a.URL+l, url.Values{})

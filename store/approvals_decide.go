@@ -124,6 +124,9 @@ func (s *Store) decideTx(ctx context.Context, tx *txn, a *Approval, d ApprovalDe
 	entry := d.Audit
 	entry.Actor, entry.Target = d.By, a.CallID
 	detail := map[string]any{"for": forName, "decision": d.Decision}
+	if d.MailLink != nil {
+		detail["mail_link"] = true // decided with a mail's link
+	}
 	if d.Reason != "" {
 		detail["reason"] = d.Reason
 	}

@@ -53,7 +53,7 @@ func TestMailDecisionApproval(t *testing.T) {
 			}
 		}
 	}
-	ada := signedIn(t, a.URL, "ada", "a long password")
+	ada := signedInPages(t, a.URL, "ada", "a long password")
 	var csrf string
 	for _, base := range []string{a.URL, b.URL, a.URL} {
 		page, token := decidePage(t, ada, base+links["Decline"], http.StatusOK)
@@ -92,7 +92,7 @@ func TestMailDecisionApproval(t *testing.T) {
 	admin.waitFor(b.URL, second, 10*time.Second, waiting)
 	m = mb.waitMail(t, "bob@example.com", "approval", 2, 10*time.Second)[1]
 	_, links = mailLinks(t, m)
-	bob := signedIn(t, b.URL, "bob", "a long password")
+	bob := signedInPages(t, b.URL, "bob", "a long password")
 	_, bob.csrf = decidePage(t, bob, b.URL+links["Approve"], http.StatusOK)
 	if status, body := bob.post(a.URL+links["Approve"], url.Values{}); status != http.StatusOK {
 		t.Fatalf("bob approves: %d %s", status, body)

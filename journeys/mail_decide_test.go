@@ -35,8 +35,8 @@ func anonymous(t *testing.T) *client {
 	return &client{t: t, jar: jar}
 }
 
-// signedIn is a client signed in to base as name, with the pages' CSRF token.
-func signedIn(t *testing.T, base, name, password string) *client {
+// signedInPages is a client signed in to base as name, with the pages' CSRF token.
+func signedInPages(t *testing.T, base, name, password string) *client {
 	c := anonymous(t)
 	c.login(base, name, password)
 	return c
@@ -155,7 +155,7 @@ func TestMailDecisionSignIn(t *testing.T) {
 	}
 
 	// Someone else signed in is refused, on the page and its POST.
-	bob := signedIn(t, b.URL, "bob", "a long password")
+	bob := signedInPages(t, b.URL, "bob", "a long password")
 	if page, _ := decidePage(t, bob, b.URL+links["Yes"], http.StatusForbidden); !strings.Contains(page.Text(), "This link was mailed to ada") {
 		t.Errorf("bob is refused without saying why: %s", page.Text())
 	}

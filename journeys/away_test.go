@@ -62,7 +62,7 @@ func (c *client) answeredCall(base, id string) answeredCall {
 func (c *client) inboxCalls(base string) []string {
 	c.t.Helper()
 	var out []string
-	c.page(base+"/inbox").Find(`[data-testid="inbox-item"] a.button`).Each(func(_ int, s *goquery.Selection) {
+	c.page(base + "/inbox").Find(`[data-testid="inbox-item"] a.button`).Each(func(_ int, s *goquery.Selection) {
 		href, _ := s.Attr("href")
 		out = append(out, strings.TrimPrefix(href, "/calls/"))
 	})
@@ -82,7 +82,7 @@ func contains(list []string, s string) bool {
 // "action by actor detail".
 func auditLines(c *client, base, target string) []string {
 	var trail []string
-	c.page(base+"/admin/audit?target="+target).Find(`tr[data-testid="audit-row"]`).Each(func(_ int, row *goquery.Selection) {
+	c.page(base + "/admin/audit?target=" + target).Find(`tr[data-testid="audit-row"]`).Each(func(_ int, row *goquery.Selection) {
 		cells := row.Find("td").Map(func(_ int, s *goquery.Selection) string { return strings.TrimSpace(s.Text()) })
 		trail = append([]string{cells[2] + " by " + cells[1] + " " + cells[4]}, trail...)
 	})

@@ -107,7 +107,7 @@ func (s *Store) ClearAway(ctx context.Context, person string, audit AuditEntry) 
 }
 
 // delegatingSQL names the person away whose delegate $2 is, when call $1's
-// rounds are theirs (its assignee, or its owner when it has none); ''
+// rounds are theirs (its assignee, or its owner when it has none); ”
 // otherwise. It reads as ActingFor does, at the database's now.
 const delegatingSQL = `select coalesce((select p.name from calls c
 	join users p on p.name = coalesce(c.assignee, c.owner) join users d on d.name = p.away_delegate

@@ -37,7 +37,8 @@ func (d *Door) discover(q *Request) error {
 }
 
 // face is Rounds as the server behind it: what the server offers of
-// tools, prompts and resources, its name and version, its instructions.
+// tools, prompts, resources, completions and logging, its name and
+// version, its instructions.
 type face struct {
 	Capabilities map[string]any
 	Info         map[string]string
@@ -55,7 +56,9 @@ func (d *Door) face(q *Request) (*face, error) {
 	var theirs map[string]json.RawMessage
 	_ = json.Unmarshal(disc.Capabilities, &theirs)
 	caps := map[string]any{"resources": map[string]any{}}
-	for _, k := range []string{"tools", "prompts", "resources", "completions"} {
+	// Logging, when the server offers it: its log messages reach the agent
+	// during its calls (relay.go).
+	for _, k := range []string{"tools", "prompts", "resources", "completions", "logging"} {
 		if _, ok := theirs[k]; ok {
 			caps[k] = map[string]any{}
 		}

@@ -44,7 +44,7 @@ func (s *Store) HandOnApproval(ctx context.Context, h ApprovalHandOn) (*Approval
 	}
 	err := s.announcedTx(ctx, func(tx *txn) error {
 		var admin bool
-		if err := tx.QueryRow(ctx, `select exists (select 1 from users where name = $1 and admin and not disabled)`,
+		if err := tx.QueryRow(ctx, `select exists (select 1 from users where name = $1 and is_admin and not disabled)`,
 			h.By).Scan(&admin); err != nil {
 			return err
 		}

@@ -28,6 +28,27 @@ type Approval struct {
 	Reason    string     `json:"reason,omitempty"`
 	ExpiresAt time.Time  `json:"expiresAt"`
 	Decisions []Decision `json:"decisions"`
+	// HandedOn are the hand-ons by admins, oldest first; EscalatedTo and
+	// EscalatedAt say whom its escalation added and when, once it has.
+	HandedOn    []HandOn   `json:"handedOn"`
+	EscalatedTo string     `json:"escalatedTo,omitempty"`
+	EscalatedAt *time.Time `json:"escalatedAt,omitempty"`
+}
+
+// HandOn is an approval handed on by an admin (By) from a person asked
+// (From) to another (To).
+type HandOn struct {
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	By   string    `json:"by"`
+	At   time.Time `json:"at"`
+}
+
+// ApprovalAssignRequest is the body of POST
+// /api/v1/calls/{id}/approval/assign.
+type ApprovalAssignRequest struct {
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // Decision is one decision on an approval: who made it, for whom (the
@@ -63,6 +84,13 @@ func newApproval(a *store.Approval) *Approval {
 	for _, d := range a.Decisions {
 		out.Decisions = append(out.Decisions, Decision{By: d.By, For: d.For, Decision: d.Decision,
 			Arguments: d.Arguments, Reason: d.Reason, At: d.At})
+	}
+	out.HandedOn = []HandOn{}
+	for _, h := range a.HandedOn {
+		out.HandedOn = append(out.HandedOn, HandOn{From: h.From, To: h.To, By: h.By, At: h.At})
+	}
+	if a.EscalatedAt != nil && a.EscalateTo != nil {
+		out.EscalatedTo, out.EscalatedAt = *a.EscalateTo, a.EscalatedAt
 	}
 	return out
 }

@@ -21,6 +21,9 @@ type escalateWorker struct {
 }
 
 func (w *escalateWorker) Work(ctx context.Context, job *river.Job[queue.EscalateArgs]) error {
+	if job.Args.Seq == store.ApprovalSeq {
+		return w.escalateApproval(ctx, job.Args.CallID)
+	}
 	plan, err := w.e.store.RoundPlan(ctx, job.Args.CallID, job.Args.Seq)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -82,4 +85,27 @@ func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[queue.Deadline
 		w.e.log.InfoContext(ctx, "round answered at its deadline", "call_id", call.ID, "seq", r.Seq, "on_expiry", onExpiry)
 	}
 	return err
+}
+
+// escalateApproval adds the escalation's target to a call's approval
+// nobody decided by its escalation time (store.EscalateApproval); an
+// approval decided meanwhile makes it do nothing.
+func (w *escalateWorker) escalateApproval(ctx context.Context, callID string) error {
+	at, err := w.e.store.ApprovalEscalateAt(ctx, callID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && at == nil) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	now := w.e.cfg.Now()
+	if at.After(now) {
+		return river.JobSnooze(at.Sub(now) + 100*time.Millisecond)
+	}
+	esc, err := w.e.store.EscalateApproval(ctx, w.e.cfg.InstanceID, callID, now)
+	if err != nil || esc == nil {
+		return err
+	}
+	w.e.log.InfoContext(ctx, "approval escalated", "call_id", callID, "to", esc.To, "added", esc.Added, "why", esc.Why)
+	return nil
 }

@@ -157,6 +157,7 @@ func (h *Handler) approvalVM(ctx context.Context, call *store.Call, person strin
 		vm.Decisions = append(vm.Decisions, views.DecisionVM{By: d.By, For: d.For, Decision: d.Decision,
 			Arguments: indentJSON(d.Arguments), Reason: d.Reason, At: d.At})
 	}
+	approvalHistoryVM(vm, a, call.ID, isAdmin(ctx))
 	tool, err := h.approvalTool(ctx, call)
 	if err != nil {
 		return nil, err

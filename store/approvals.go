@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/mcp-rounds/rounds/queue"
 )
 
 // CallApprovalRequired is the status of a call waiting for people's
@@ -74,6 +72,13 @@ type Approval struct {
 	ExpiresAt time.Time      `db:"expires_at"`
 	EndedAt   *time.Time     `db:"ended_at"`
 	Decisions []DecisionMade `db:"-"`
+	// HandedOn are the hand-ons by admins, oldest first.
+	HandedOn []ApprovalHandOver `db:"-"`
+	// EscalateAt and EscalateTo are its escalation, when it has one;
+	// EscalatedAt when it happened.
+	EscalateAt  *time.Time `db:"escalate_at"`
+	EscalateTo  *string    `db:"escalate_to"`
+	EscalatedAt *time.Time `db:"escalated_at"`
 }
 
 // DecisionMade is one person's decision, in their own name or for
@@ -118,7 +123,7 @@ func (a *Approval) Waiting() []string {
 }
 
 const approvalColumns = `call_id::text as call_id, rule, ask, needs, asked, caller, arguments, original_arguments,
-	epoch, state, reason, created_at, expires_at, ended_at`
+	epoch, state, reason, created_at, expires_at, ended_at, escalate_at, escalate_to, escalated_at`
 
 const decisionColumns = `by_name, for_name, decision, arguments, reason, epoch, at`
 
@@ -180,20 +185,11 @@ func QuorumOutOfReach(needs int) string {
 // them: a mail each (those with an address who want mail), and the call's
 // webhook its approval.waiting event.
 func (s *Store) approvalWaitingTx(ctx context.Context, tx *txn, callID string, asked []string, caller string, expires time.Time) error {
-	if s.reach.Mail {
-		rows, _ := tx.Query(ctx, `select name from users where name = any($1) and name <> $2
-			and email <> '' and email_rounds and not disabled`, asked, caller)
-		people, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		var jobs []queue.Insert
-		for _, p := range people {
-			jobs = append(jobs, queue.Insert{Args: queue.MailArgs{CallID: callID, Seq: ApprovalSeq, Recipient: p, Mail: queue.MailWaiting}})
-		}
-		if err := s.enqueueJobs(ctx, tx, jobs...); err != nil {
-			return err
-		}
+	if err := s.mailApprovalTx(ctx, tx, callID, asked, caller); err != nil {
+		return err
+	}
+	if err := s.planApprovalEscalationTx(ctx, tx, callID); err != nil {
+		return err
 	}
 	return s.webhookTx(ctx, tx, callID, EventApprovalWaiting)
 }

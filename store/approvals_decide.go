@@ -218,7 +218,11 @@ func (s *Store) approvalTx(ctx context.Context, q reader, callID string) (*Appro
 		return nil, translate(err, "approval")
 	}
 	rows, _ = q.Query(ctx, `select `+decisionColumns+` from approval_decisions where call_id = $1 order by id`, callID)
-	a.Decisions, err = pgx.CollectRows(rows, pgx.RowToStructByName[DecisionMade])
+	if a.Decisions, err = pgx.CollectRows(rows, pgx.RowToStructByName[DecisionMade]); err != nil {
+		return nil, err
+	}
+	rows, _ = q.Query(ctx, `select from_name, to_name, by_name, at from approval_handovers where call_id = $1 order by id`, callID)
+	a.HandedOn, err = pgx.CollectRows(rows, pgx.RowToStructByName[ApprovalHandOver])
 	return a, err
 }
 

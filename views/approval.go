@@ -43,6 +43,26 @@ type ApprovalVM struct {
 	Errors  []ErrorLink
 	// ReasonValue is the reason typed, shown again with errors.
 	ReasonValue string
+	// HandOns are the hand-ons by admins, oldest first; Escalated, when
+	// set, says whom its escalation added and when.
+	HandOns   []ApprovalHandOnVM
+	Escalated *EscalatedVM
+	// HandOnAction, set for an admin while it waits, is where the form
+	// that hands it on from one of Waiting to someone else posts.
+	HandOnAction string
+}
+
+// ApprovalHandOnVM is an approval handed on by an admin from one person asked to
+// another.
+type ApprovalHandOnVM struct {
+	From, To, By string
+	At           time.Time
+}
+
+// EscalatedVM is an approval's escalation: whom it went to, and when.
+type EscalatedVM struct {
+	To string
+	At time.Time
 }
 
 // DecisionVM is one decision on an approval.

@@ -104,8 +104,8 @@ func TestSlackFormOverLimits(t *testing.T) {
 }
 
 // TestSlackRoundExpires: a posted round nobody answers expires at its
-// deadline; its message says so, its buttons gone, and a late press is
-// told the round expired.
+// deadline; its message says so, its buttons gone, and a late press, by
+// Ada or by Bob whom Rounds does not know, is told the round expired.
 func TestSlackRoundExpires(t *testing.T) {
 	t.Parallel()
 	w := newSlackWorld(t, false)
@@ -126,6 +126,9 @@ func TestSlackRoundExpires(t *testing.T) {
 	noButtons(t, up.Blocks)
 	w.press(t, a, adaSlack, m, slack.ActionYes)
 	w.ephemeral(t, adaSlack, store.RoundExpiredMessage)
+	// Bob, whom Rounds does not know, learns it too, not to link first.
+	w.press(t, a, bobSlack, m, slack.ActionYes)
+	w.ephemeral(t, bobSlack, store.RoundExpiredMessage)
 	w.noViolations(t)
 }
 

@@ -344,14 +344,15 @@ func (c cli) teamChannel(ctx context.Context) error {
 	if len(c.args) != 2 {
 		return errors.New("usage: web team channel TEAM CHANNEL_ID ('' stops posting)")
 	}
-	if err := c.st.SetTeamChannel(ctx, c.args[0], c.args[1]); err != nil {
+	channel := strings.TrimSpace(c.args[1])
+	if err := c.st.SetTeamChannel(ctx, c.args[0], channel); err != nil {
 		return err
 	}
-	if c.args[1] == "" {
+	if channel == "" {
 		fmt.Fprintf(c.stdout, "team %s's rounds are posted to no Slack channel\n", c.args[0])
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "team %s's rounds are posted to Slack channel %s\n", c.args[0], c.args[1])
+	fmt.Fprintf(c.stdout, "team %s's rounds are posted to Slack channel %s\n", c.args[0], channel)
 	return nil
 }
 

@@ -25,6 +25,12 @@ func (s *Service) action(ctx context.Context, cb *slackapi.InteractionCallback, 
 	if err != nil || r == nil {
 		return err
 	}
+	if msg, err := s.stale(ctx, cb, call, r, ref); err != nil || msg != "" {
+		if err != nil {
+			return err
+		}
+		return s.ephemeral(ctx, cb, msg)
+	}
 	person, err := s.person(ctx, cb.User.ID, assignee(call, r))
 	if err != nil {
 		return err
@@ -37,9 +43,6 @@ func (s *Service) action(ctx context.Context, cb *slackapi.InteractionCallback, 
 			return err
 		}
 		return s.ephemeral(ctx, cb, forWhom(call, r))
-	}
-	if msg := notWaiting(r); msg != "" {
-		return s.ephemeral(ctx, cb, msg)
 	}
 	qs, err := questions(call, r)
 	if err != nil {
@@ -69,6 +72,30 @@ func (s *Service) action(ctx context.Context, cb *slackapi.InteractionCallback, 
 		}
 	})
 	return nil
+}
+
+// stale is what anyone who presses a message that no longer asks for
+// answers is told, before Rounds asks who they are: who answered when or
+// how the round ended, or, for a message posted before the round
+// escalated, whom it is for now. The message says as much to the channel
+// once updated. "" for a message that still asks.
+func (s *Service) stale(ctx context.Context, cb *slackapi.InteractionCallback, call *store.Call, r *store.Round, ref roundRef) (string, error) {
+	if msg := notWaiting(r); msg != "" {
+		return msg, nil
+	}
+	if cb.Container.MessageTs == "" {
+		return "", nil // a press inside a modal
+	}
+	msgs, err := s.o.Store.SlackMessages(ctx, ref.CallID, ref.Seq)
+	if err != nil {
+		return "", err
+	}
+	for _, m := range msgs {
+		if m.Channel == cb.Container.ChannelID && m.TS == cb.Container.MessageTs {
+			return forWhom(call, r), nil
+		}
+	}
+	return "", nil
 }
 
 // openModal opens the round's modal on the trigger of the press: Slack

@@ -52,11 +52,13 @@ func TestEscalationAndDeadlineAcrossRestarts(t *testing.T) {
 	api := newClient(t, db)
 	rc.secret = api.webhookSecret(a.URL)
 
+	// Signed in first: on a loaded machine a sign-in can take longer than
+	// the escalation's delay, and the page must be read before it falls due.
+	api.login(b.URL, "admin", adminPassword)
 	call := api.start(a.URL, `{"server":"demo","tool":"confirm_delete","arguments":{"path":"/tmp/report.txt"},
-		"escalate_after":"2s","escalate_to":"team:leads","on_expiry":"decline","webhook_url":"`+rc.URL+`"}`)
+		"escalate_after":"4s","escalate_to":"team:leads","on_expiry":"decline","webhook_url":"`+rc.URL+`"}`)
 	api.waitFor(a.URL, call.ID, 20*time.Second, roundIs(1))
 
-	api.login(b.URL, "admin", adminPassword)
 	page := api.page(b.URL + "/calls/" + call.ID)
 	if got := page.Find(`[data-testid="round-escalates"]`).Text(); !strings.Contains(got, "it goes to team leads") {
 		t.Errorf("before anyone answers, the round's page says %q; want whom it escalates to", got)
